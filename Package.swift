@@ -1,0 +1,98 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "StudyBus",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "broker", targets: ["broker"]),
+        .executable(name: "busctl", targets: ["busctl"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+    ],
+    targets: [
+        // C libraries, each wrapped by exactly one Swift module.
+        .systemLibrary(name: "CZMQ", path: "Shared/CZMQ"),
+        .systemLibrary(name: "CCurl", path: "Shared/CCurl"),
+
+        // Shared libraries.
+        .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ"),
+        .target(
+            name: "Bus",
+            dependencies: [
+                "ZMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/Bus"
+        ),
+        .target(name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts"),
+        .target(
+            name: "ServiceKit",
+            dependencies: [
+                "Bus",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/ServiceKit"
+        ),
+
+        .target(
+            name: "Storage",
+            dependencies: [
+                "Bus",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Shared/Storage"
+        ),
+
+        // broker: a library with the routing logic and a thin main.
+        .target(
+            name: "BrokerCore",
+            dependencies: ["Bus", "ZMQ", .product(name: "Logging", package: "swift-log")],
+            path: "Services/broker/BrokerCore"
+        ),
+        .executableTarget(
+            name: "broker",
+            dependencies: ["BrokerCore", "ServiceKit"],
+            path: "Services/broker/main"
+        ),
+
+        // busctl: the operator's tool.
+        .target(
+            name: "BusCtlCore",
+            dependencies: [
+                "Bus", "Contracts",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Services/busctl/BusCtlCore"
+        ),
+        .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
+
+        // Tests.
+        .target(
+            name: "TestSupport",
+            dependencies: ["Bus", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            path: "Tests/Support"
+        ),
+        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
+    ]
+)
+
+// One place for the compiler settings of every Swift target: Swift 6 language mode (complete
+// strict concurrency checking) plus the upcoming features we want enforced everywhere.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

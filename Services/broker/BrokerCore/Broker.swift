@@ -1,0 +1,131 @@
+import Bus
+import Foundation
+import Logging
+import Synchronization
+import ZMQ
+
+/// The StudyBus broker: 7/MDP request routing with credit, the XSUB/XPUB event proxy, and
+/// `bus.rpc` call traces, on one thread running one synchronous poll loop.
+///
+/// ```swift
+/// let broker = Broker(configuration: .fromEnvironment(), logger: logger)
+/// let endpoints = try await broker.start()   // binds, or throws if it cannot
+/// ...
+/// await broker.stop()
+/// ```
+public final class Broker: Sendable {
+    /// Where clients, workers, publishers and subscribers connect (ports resolved).
+    public struct Endpoints: Sendable, Equatable {
+        public var rpc: String
+        public var pub: String
+        public var sub: String
+    }
+
+    private enum State {
+        case idle
+        case starting(CheckedContinuation<Endpoints, any Error>)
+        case running
+        case stopped
+    }
+
+    public let configuration: BrokerConfiguration
+    private let logger: Logger
+    private let state = Mutex(State.idle)
+    private let stopRequested = Atomic<Bool>(false)
+    private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
+    private let wakeup: EventFD
+
+    public init(configuration: BrokerConfiguration, logger: Logger) throws(BusError) {
+        self.configuration = configuration
+        self.logger = logger
+        do {
+            wakeup = try EventFD()
+        } catch {
+            throw .internal("cannot create the broker's eventfd: \(error)")
+        }
+    }
+
+    /// Binds the three sockets and starts routing on the broker thread.
+    /// - Returns: the bound endpoints, in a form local clients can connect to.
+    /// - Throws: `UNAVAILABLE` if a socket cannot bind (e.g. the port is taken).
+    public func start() async throws(BusError) -> Endpoints {
+        do {
+            return try await withCheckedThrowingContinuation { continuation in
+                let mayStart = state.withLock { state -> Bool in
+                    guard case .idle = state else { return false }
+                    state = .starting(continuation)
+                    return true
+                }
+                guard mayStart else {
+                    continuation.resume(throwing: BusError.failedPrecondition("the broker was already started"))
+                    return
+                }
+                let thread = Thread { [self] in runOnThread() }
+                thread.name = "studybus-broker"
+                thread.start()
+            }
+        } catch let error as BusError {
+            throw error
+        } catch {
+            throw .internal("\(error)")
+        }
+    }
+
+    private func runOnThread() {
+        blockAllSignalsOnCurrentThread()
+        let loop: BrokerLoop
+        do {
+            loop = try BrokerLoop(configuration: configuration, logger: logger)
+        } catch {
+            let continuation = state.withLock { state -> CheckedContinuation<Endpoints, any Error>? in
+                guard case .starting(let continuation) = state else { return nil }
+                state = .stopped
+                return continuation
+            }
+            continuation?.resume(throwing: BusError.unavailable("the broker cannot bind: \(error)"))
+            markFinished()
+            return
+        }
+        let continuation = state.withLock { state -> CheckedContinuation<Endpoints, any Error>? in
+            guard case .starting(let continuation) = state else { return nil }
+            state = .running
+            return continuation
+        }
+        continuation?.resume(returning: loop.boundEndpoints)
+        loop.run(wakeup: wakeup) { stopRequested.load(ordering: .acquiring) }
+        state.withLock { $0 = .stopped }
+        markFinished()
+    }
+
+    /// Stops routing: workers get DISCONNECT, queued requests UNAVAILABLE, sockets close.
+    /// Returns when the broker thread has finished.
+    public func stop() async {
+        let wasStarted = state.withLock { state -> Bool in
+            if case .idle = state {
+                state = .stopped
+                return false
+            }
+            return true
+        }
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+        guard wasStarted else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let alreadyFinished = finished.withLock { waiters -> Bool in
+                guard waiters != nil else { return true }
+                waiters!.append(continuation)
+                return false
+            }
+            if alreadyFinished { continuation.resume() }
+        }
+    }
+
+    private func markFinished() {
+        let waiters = finished.withLock { waiters -> [CheckedContinuation<Void, Never>] in
+            let pending = waiters ?? []
+            waiters = nil
+            return pending
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,234 @@
+import Bus
+import Foundation
+import Logging
+import ZMQ
+
+/// One part of an outgoing message: bytes to copy, or a received frame to move.
+enum Part {
+    case bytes(Data)
+    case frame(ZMQFrame)
+}
+
+/// The broker's state and its single synchronous poll loop. Lives on the broker thread only.
+final class BrokerLoop {
+    let configuration: BrokerConfiguration
+    let logger: Logger
+    let clock = ContinuousClock()
+    private let context: ZMQContext
+    let router: ZMQSocket
+    private let xsub: ZMQSocket
+    private let xpub: ZMQSocket
+    private let forwardFrame = ZMQFrame(Data())
+
+    var services: [String: ServiceRecord] = [:]
+    var workers: [Data: WorkerRecord] = [:]
+    var tracer: RPCTracer
+    private var nextHeartbeat: ContinuousClock.Instant
+    var malformedReports = RateLimitedReport(interval: .seconds(1))
+    let startedAt = Date()
+
+    static let readBatch = 256
+    /// How often queued requests are checked for passed deadlines.
+    static let queueSweepInterval: Duration = .milliseconds(10)
+
+    /// The endpoints actually bound (ports resolved), in connectable form.
+    let boundEndpoints: Broker.Endpoints
+
+    init(configuration: BrokerConfiguration, logger: Logger) throws(ZMQError) {
+        self.configuration = configuration
+        self.logger = logger
+        tracer = RPCTracer(instance: configuration.instance)
+        context = try ZMQContext()
+        var opened: [ZMQSocket] = []
+        do {
+            let router = try ZMQSocket(context: context, type: .router)
+            opened.append(router)
+            try router.set(.routerMandatory, 1)
+            try router.set(.sendHighWaterMark, configuration.highWaterMark)
+            try router.set(.receiveHighWaterMark, configuration.highWaterMark)
+            try router.setMaxMessageSize(configuration.maxMessageBytes)
+            try router.bind(configuration.rpcBind)
+
+            let xsub = try ZMQSocket(context: context, type: .xsub)
+            opened.append(xsub)
+            try xsub.set(.receiveHighWaterMark, configuration.highWaterMark)
+            try xsub.setMaxMessageSize(configuration.maxMessageBytes)
+            try xsub.bind(configuration.pubBind)
+            // Take every event from every publisher; the XPUB side filters per subscriber.
+            try xsub.send(Data([1]), more: false)
+
+            let xpub = try ZMQSocket(context: context, type: .xpub)
+            opened.append(xpub)
+            try xpub.set(.sendHighWaterMark, configuration.highWaterMark)
+            try xpub.set(.xpubVerboser, 1)
+            try xpub.bind(configuration.subBind)
+
+            self.router = router
+            self.xsub = xsub
+            self.xpub = xpub
+        } catch {
+            for socket in opened { socket.close() }
+            context.terminate()
+            throw error
+        }
+        boundEndpoints = Broker.Endpoints(
+            rpc: Self.connectable(router.lastEndpoint), pub: Self.connectable(xsub.lastEndpoint),
+            sub: Self.connectable(xpub.lastEndpoint))
+        nextHeartbeat = clock.now + configuration.heartbeatInterval
+    }
+
+    /// `tcp://0.0.0.0:5555` becomes `tcp://127.0.0.1:5555`, which a local client can connect to.
+    static func connectable(_ endpoint: String) -> String {
+        endpoint.replacingOccurrences(of: "://0.0.0.0:", with: "://127.0.0.1:")
+            .replacingOccurrences(of: "://[::]:", with: "://127.0.0.1:")
+    }
+
+    /// Runs until `stopRequested` answers true after a wake-up of `wakeup`.
+    func run(wakeup: EventFD, stopRequested: () -> Bool) {
+        var poller = ZMQPoller()
+        poller.add(router)
+        poller.add(xsub)
+        poller.add(xpub)
+        poller.add(fileDescriptor: wakeup.fileDescriptor)
+        logger.info("broker listening", metadata: [
+            "rpc": "\(boundEndpoints.rpc)", "pub": "\(boundEndpoints.pub)", "sub": "\(boundEndpoints.sub)",
+            "heartbeatMs": "\(configuration.heartbeatInterval.components.seconds * 1000 + configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)",
+            "libzmq": "\(ZMQContext.libraryVersion)",
+        ])
+        while !stopRequested() {
+            let now = clock.now
+            var timeout = nextHeartbeat > now ? nextHeartbeat - now : .zero
+            if services.values.contains(where: { !$0.queue.isEmpty }) {
+                timeout = min(timeout, Self.queueSweepInterval)
+            }
+            do {
+                try poller.poll(timeoutMs: Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000))
+            } catch {
+                logger.critical("poll failed; broker stopping", metadata: ["error": "\(error)"])
+                break
+            }
+            if poller.isReadable(3) { wakeup.drain() }
+            if poller.isReadable(0) { readRouter() }
+            if poller.isReadable(1) { forwardEvents() }
+            if poller.isReadable(2) { readSubscriptions() }
+            let afterPoll = clock.now
+            if afterPoll >= nextHeartbeat {
+                heartbeat(now: afterPoll)
+                nextHeartbeat = afterPoll + configuration.heartbeatInterval
+            }
+            sweepQueueDeadlines()
+        }
+        shutdown()
+    }
+
+    private func shutdown() {
+        for worker in Array(workers.values) {
+            send(to: worker.identity, [.bytes(Data()), .bytes(Data(MDP.worker.utf8)), .bytes(MDP.Command.disconnect.frame)])
+        }
+        for service in services.values {
+            for request in service.queue.removeAll(where: { _ in true }) {
+                replyError(request.client, service: service.name, id: request.id, .unavailable("the broker is shutting down"), trace: nil)
+            }
+        }
+        router.close()
+        xsub.close()
+        xpub.close()
+        context.terminate()
+        logger.info("broker stopped")
+    }
+
+    // MARK: Sending
+
+    /// Sends a message through the ROUTER to `identity`. Never blocks: a peer that is gone or
+    /// not reading loses the message, which is logged.
+    @discardableResult
+    func send(to identity: Data, _ parts: [Part]) -> Bool {
+        do {
+            guard try router.send(identity, more: true, dontWait: true) else {
+                logger.warning("peer is not reading; dropping a message to it", metadata: ["peer": "\(hex(identity))"])
+                return false
+            }
+            for (index, part) in parts.enumerated() {
+                let more = index < parts.count - 1
+                switch part {
+                case .bytes(let data): try router.send(data, more: more)
+                case .frame(let frame): try router.send(frame: frame, more: more)
+                }
+            }
+            return true
+        } catch let error where error.code == ZMQError.hostUnreachable {
+            return false
+        } catch {
+            logger.warning("cannot send to peer", metadata: ["peer": "\(hex(identity))", "error": "\(error)"])
+            return false
+        }
+    }
+
+    func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+
+    func publishTrace(_ trace: RPCTrace) {
+        for (index, frame) in tracer.event(trace).enumerated() {
+            _ = try? xpub.send(frame, more: index < 2, dontWait: true)
+        }
+    }
+
+    // MARK: Events
+
+    private func forwardEvents() {
+        let frame = forwardFrame
+        for _ in 0..<Self.readBatch {
+            do {
+                guard try xsub.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
+                var more = xsub.frameHasMore(frame)
+                try xpub.send(frame: frame, more: more)
+                while more {
+                    _ = try xsub.receive(into: frame, flags: 0)
+                    more = xsub.frameHasMore(frame)
+                    try xpub.send(frame: frame, more: more)
+                }
+            } catch {
+                logger.warning("event forwarding failed", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    private func readSubscriptions() {
+        for _ in 0..<Self.readBatch {
+            guard let message = try? xpub.receive(dontWait: true) else { return }
+            guard let frame = message.first else { continue }
+            let wasEnabled = tracer.isEnabled
+            tracer.apply(subscriptionMessage: frame)
+            if tracer.isEnabled != wasEnabled {
+                logger.info(tracer.isEnabled ? "bus.rpc tracing on (a subscriber listens)" : "bus.rpc tracing off")
+            }
+        }
+    }
+
+    // MARK: Timers
+
+    private func heartbeat(now: ContinuousClock.Instant) {
+        for worker in Array(workers.values) {
+            if worker.expiresAt < now {
+                removeWorker(worker, reason: "no heartbeat for \(configuration.heartbeatLiveness) intervals")
+                continue
+            }
+            let delivered = send(to: worker.identity, [.bytes(Data()), .bytes(Data(MDP.worker.utf8)), .bytes(MDP.Command.heartbeat.frame)])
+            if !delivered && workers[worker.identity] != nil {
+                removeWorker(worker, reason: "its connection closed")
+            }
+        }
+    }
+
+    private func sweepQueueDeadlines() {
+        let nowMs = Date().unixMilliseconds
+        for service in services.values where !service.queue.isEmpty {
+            let expired = service.queue.removeAll { ($0.deadlineMs ?? .max) <= nowMs }
+            for request in expired {
+                replyError(request.client, service: service.name, id: request.id,
+                           .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"),
+                           trace: (request.methodName, request.user, request.receivedAt, request.requestBytes))
+            }
+        }
+    }
+}

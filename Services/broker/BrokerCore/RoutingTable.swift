@@ -1,0 +1,124 @@
+import Bus
+import Foundation
+import ZMQ
+
+/// A FIFO that is cheap at both ends (requests waiting for a worker).
+struct FIFO<Element> {
+    private var items: [Element?] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == items.count }
+    var count: Int { items.count - head }
+
+    mutating func append(_ item: Element) { items.append(item) }
+
+    mutating func prepend(_ item: Element) {
+        if head > 0 {
+            head -= 1
+            items[head] = item
+        } else {
+            items.insert(item, at: 0)
+        }
+    }
+
+    mutating func popFirst() -> Element? {
+        guard head < items.count else { return nil }
+        let item = items[head]
+        items[head] = nil
+        head += 1
+        if head > 64 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return item
+    }
+
+    /// Removes and returns every element matching `predicate`, keeping the order of the rest.
+    mutating func removeAll(where predicate: (Element) -> Bool) -> [Element] {
+        var removed: [Element] = []
+        var kept: [Element?] = []
+        kept.reserveCapacity(count)
+        for case let item? in items[head...] {
+            if predicate(item) { removed.append(item) } else { kept.append(item) }
+        }
+        items = kept
+        head = 0
+        return removed
+    }
+}
+
+/// A client request waiting in a service's queue. Its frames are moved, not copied, to the worker.
+struct QueuedRequest {
+    let client: Data
+    let id: String
+    let deadlineMs: Int64?
+    let methodName: String
+    let user: String?
+    let method: ZMQFrame
+    let header: ZMQFrame
+    let payload: ZMQFrame?
+    let attachment: ZMQFrame?
+    let receivedAt: ContinuousClock.Instant
+    let requestBytes: Int
+}
+
+/// A request a worker holds, remembered so a lost worker's callers get an answer.
+struct InFlightRequest {
+    let client: Data
+    let id: String
+    let methodName: String
+    let user: String?
+    let receivedAt: ContinuousClock.Instant
+    let requestBytes: Int
+}
+
+/// A worker holds requests of one client under that client's ids.
+struct RequestKey: Hashable {
+    let client: Data
+    let id: String
+}
+
+/// A registered worker connection.
+final class WorkerRecord {
+    let identity: Data
+    let service: ServiceRecord
+    let credit: Int
+    var inFlight: [RequestKey: InFlightRequest] = [:]
+    var expiresAt: ContinuousClock.Instant
+
+    init(identity: Data, service: ServiceRecord, credit: Int, expiresAt: ContinuousClock.Instant) {
+        self.identity = identity
+        self.service = service
+        self.credit = credit
+        self.expiresAt = expiresAt
+    }
+
+    var freeCredit: Int { credit - inFlight.count }
+    var hexIdentity: String { identity.map { String(format: "%02x", $0) }.joined() }
+}
+
+/// A service: its workers, its queue, its counters.
+final class ServiceRecord {
+    let name: String
+    var workers: [WorkerRecord] = []
+    var queue = FIFO<QueuedRequest>()
+    var requests: UInt64 = 0
+    private var rotation = 0
+
+    init(name: String) { self.name = name }
+
+    /// The worker with the most free credit, rotating among equals so load spreads.
+    func workerWithFreeCredit() -> WorkerRecord? {
+        guard !workers.isEmpty else { return nil }
+        var best: WorkerRecord?
+        for offset in 0..<workers.count {
+            let worker = workers[(rotation + offset) % workers.count]
+            if worker.freeCredit > 0 && worker.freeCredit > (best?.freeCredit ?? 0) { best = worker }
+        }
+        rotation = (rotation + 1) % workers.count
+        return best
+    }
+
+    var inFlight: Int { workers.reduce(0) { $0 + $1.inFlight.count } }
+    var totalCredit: Int { workers.reduce(0) { $0 + $1.credit } }
+}

@@ -1,0 +1,107 @@
+import ArgumentParser
+import Bus
+import Contracts
+import Foundation
+
+extension BusCtl {
+    struct Services: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "List services with their workers, credit, requests in flight and queued, and totals.")
+
+        @Flag(help: "Print the broker's JSON.") var json = false
+        @Option(help: "Seconds to wait for the broker.") var timeout: Double = 5
+        @OptionGroup var endpoints: EndpointOptions
+
+        func run() async throws {
+            let statuses = try await withBus(endpoints) { bus in
+                try await bus.call(BrokerProtocol.services, Empty(), options: CallOptions(timeout: .milliseconds(Int64(timeout * 1000))))
+            }
+            if json {
+                Output.line(String(decoding: try WireCoding.encode(statuses), as: UTF8.self))
+                return
+            }
+            let rows = [["SERVICE", "WORKERS", "CREDIT", "IN FLIGHT", "QUEUED", "REQUESTS"]] + statuses.map {
+                [$0.name, "\($0.workers)", "\($0.credit)", "\($0.inFlight)", "\($0.queued)", "\($0.requests)"]
+            }
+            Output.line(Table.render(rows))
+            if statuses.isEmpty { Output.warning("no service has registered with the broker yet") }
+        }
+    }
+
+    struct Health: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check that a service (or the broker and every service) is serving.",
+            discussion: "Exit status 0 when everything asked about is SERVING, 1 when something is NOT_SERVING, the status code when a call fails.")
+
+        @Argument(help: "The service; default: the broker and every registered service.") var service: String?
+        @Option(help: "Seconds to wait for each answer.") var timeout: Double = 3
+        @OptionGroup var endpoints: EndpointOptions
+
+        func run() async throws {
+            let options = CallOptions(timeout: .milliseconds(Int64(timeout * 1000)))
+            let allServing = try await withBus(endpoints) { bus in
+                var names = [service ?? BrokerProtocol.serviceName]
+                if service == nil { names += try await bus.call(BrokerProtocol.services, Empty(), options: options).filter { $0.workers > 0 }.map(\.name) }
+                var allServing = true
+                for name in names {
+                    let status = try await bus.call(Reserved.health(name), Empty(), options: options).status
+                    Output.line("\(name) \(status.rawValue)")
+                    allServing = allServing && status == .serving
+                }
+                return allServing
+            }
+            if !allServing { throw ExitCode(1) }
+        }
+    }
+
+    struct Describe: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Show a service's methods and events with their JSON shapes.",
+            discussion: "Asks the running service (_describe); if it is not running, shows its declared contract.")
+
+        @Argument(help: "The service, e.g. store.") var service: String
+        @Flag(help: "Print the description as JSON.") var json = false
+        @OptionGroup var endpoints: EndpointOptions
+
+        func run() async throws {
+            let description: ServiceDescription
+            do {
+                description = try await withBus(endpoints) { bus in
+                    try await bus.call(Reserved.describe(service), Empty(), options: CallOptions(timeout: .seconds(5)))
+                }
+            } catch let exit as ExitCode where exit.rawValue == Int32(StatusCode.unavailable.rawValue) || exit.rawValue == Int32(StatusCode.deadlineExceeded.rawValue) {
+                guard let contract = Catalog.contract(named: service) else { throw exit }
+                Output.warning("\(service) is not running; showing its declared contract")
+                description = ServiceDescription(service: service, methods: contract.methods, topics: contract.topics)
+            }
+            if json {
+                Output.line((try JSONValue.parse(try WireCoding.encode(description))).prettyJSONText)
+                return
+            }
+            Output.line(Output.bold(description.service) + " — \(description.methods.count) methods, \(description.events.count) events")
+            for method in description.methods {
+                Output.line("\n  \(Output.bold(method.name))  \(method.summary)")
+                Output.line("    request:  \(method.request.jsonText)")
+                Output.line("    response: \(method.response.jsonText)")
+            }
+            if !description.events.isEmpty { Output.line("\nevents") }
+            for event in description.events {
+                Output.line("\n  \(Output.bold(event.topic))  \(event.summary)")
+                Output.line("    payload: \(event.payload.jsonText)")
+            }
+        }
+    }
+}
+
+/// Left-aligned columns separated by two spaces.
+enum Table {
+    static func render(_ rows: [[String]]) -> String {
+        guard let first = rows.first else { return "" }
+        let widths = (0..<first.count).map { column in rows.map { $0[column].count }.max() ?? 0 }
+        return rows.map { row in
+            row.enumerated().map { index, cell in
+                index == row.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }.joined(separator: "\n")
+    }
+}

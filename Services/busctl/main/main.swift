@@ -1,0 +1,3 @@
+import BusCtlCore
+
+await BusCtl.runFromCommandLine()

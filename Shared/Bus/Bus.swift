@@ -1,0 +1,225 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import ZMQ
+
+/// Options of one call: who it acts for, its deadline, metadata, idempotency key, attachment.
+public struct CallOptions: Sendable {
+    /// The end user the call acts for (header `user`).
+    public var user: String?
+    /// How long to wait for the reply; `nil` uses the bus default (30 s).
+    public var timeout: Duration?
+    /// An absolute deadline, e.g. inherited from the request being served; the earlier of this
+    /// and `timeout` wins.
+    public var deadline: Date?
+    /// Free metadata (header `meta`), e.g. `traceparent`.
+    public var meta: [String: String]
+    /// Idempotency key (header `idem`).
+    public var idempotencyKey: String?
+    /// Raw bytes sent as the attachment frame.
+    public var attachment: Data?
+
+    public init(
+        user: String? = nil, timeout: Duration? = nil, deadline: Date? = nil, meta: [String: String] = [:],
+        idempotencyKey: String? = nil, attachment: Data? = nil
+    ) {
+        self.user = user
+        self.timeout = timeout
+        self.deadline = deadline
+        self.meta = meta
+        self.idempotencyKey = idempotencyKey
+        self.attachment = attachment
+    }
+}
+
+/// A process's connection to the StudyBus: calls, events, and the worker connections of the
+/// services it hosts, all over sockets owned by one I/O thread.
+///
+/// ```swift
+/// let bus = try Bus(configuration: .fromEnvironment(service: "store"), logger: logger)
+/// let reply = try await bus.call(Store.getMaterial, .init(id: id), options: .init(user: "u1"))
+/// try bus.publish(Store.materialCreated, material, user: "u1")
+/// await bus.shutdown()
+/// ```
+///
+/// As a `Service` it stays up until graceful shutdown and closes after the services that use it
+/// (list it first in the `ServiceGroup`).
+public final class Bus: Sendable {
+    public let configuration: BusConfiguration
+    public let logger: Logger
+    let io: IOThread
+    private let callIDPrefix: String
+    private let callCounter = Atomic<UInt64>(0)
+    private let endpointCounter = Atomic<Int>(0)
+
+    /// Connects to the bus described by `configuration`; sockets connect lazily and libzmq
+    /// reconnects them, so this succeeds whether or not the broker is up yet.
+    public init(configuration: BusConfiguration, logger: Logger = Logger(label: "studybus.bus")) throws(BusError) {
+        self.configuration = configuration
+        self.logger = logger
+        callIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 36) + "-"
+        let context: ZMQContext
+        do {
+            context = try ZMQContext()
+        } catch {
+            throw .internal("cannot create a ZeroMQ context: \(error)")
+        }
+        io = try IOThread(name: "studybus-io") { thread in
+            IOLoop(thread: thread, context: context, configuration: configuration, logger: logger)
+        }
+    }
+
+    /// Closes every socket (flushing briefly) and stops the I/O thread. Calls still waiting fail
+    /// with `UNAVAILABLE`; anything called afterwards fails at once.
+    public func shutdown() async {
+        io.requestStop()
+        await io.waitUntilFinished()
+    }
+
+    func nextEndpointID() -> Int {
+        endpointCounter.add(1, ordering: .relaxed).newValue
+    }
+
+    // MARK: Calls
+
+    /// Calls `method` with `request` and returns its decoded response.
+    /// - Throws: the service's ``BusError``, `DEADLINE_EXCEEDED` if no reply comes in time,
+    ///   `UNAVAILABLE` if no worker serves the method's service.
+    public func call<Request, Response>(
+        _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
+    ) async throws(BusError) -> Response {
+        try await callWithAttachment(method, request, options: options).response
+    }
+
+    /// Like ``call(_:_:options:)``, and also returns the reply's attachment frame.
+    public func callWithAttachment<Request, Response>(
+        _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
+    ) async throws(BusError) -> (response: Response, attachment: Data?) {
+        let payload: Data
+        do {
+            payload = try WireCoding.encode(request)
+        } catch {
+            throw .invalidArgument("cannot encode the \(method.name) request: \(error)")
+        }
+        let reply = try await callRaw(service: method.service, method: method.name, payload: payload, options: options)
+        do {
+            return (try WireCoding.decode(Response.self, from: reply.payload), reply.attachment)
+        } catch {
+            throw .internal("the reply of \(method.service)/\(method.name) does not decode: \(DecodingFailure.describe(error))")
+        }
+    }
+
+    /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
+    /// - Throws: the reply's status as a ``BusError`` when it is not OK.
+    public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
+        let nowMs = Date().unixMilliseconds
+        var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
+        if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
+        guard deadlineMs > nowMs else {
+            throw .deadlineExceeded("the deadline of \(service)/\(method) passed before the call was sent")
+        }
+        let localDeadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
+        let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
+        let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
+        var frames = [Data(), Data(MDP.client.utf8), Data(service.utf8), Data(method.utf8), header.encoded(), payload]
+        if let attachment = options.attachment { frames.append(attachment) }
+        let request = frames
+
+        let call = PendingCall(id: id)
+        let io = self.io
+        let reply: RawReply
+        do {
+            reply = try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    guard call.install(continuation) else { return }
+                    do throws(BusError) {
+                        try io.submit { loop in loop.client.send(call, frames: request, deadline: localDeadline) }
+                    } catch {
+                        call.resolve(.failure(error))
+                    }
+                }
+            } onCancel: {
+                call.resolve(.failure(.cancelled("the call to \(service)/\(method) was cancelled")))
+                try? io.submit { loop in loop.client.forget(id) }
+            }
+        } catch let error as BusError {
+            throw error
+        } catch {
+            throw .internal("call to \(service)/\(method) failed: \(error)")
+        }
+        if let error = reply.header.error { throw error }
+        return reply
+    }
+
+    // MARK: Events
+
+    /// Publishes `payload` on `topic`, stamped with this process's stream (`source`, `instance`,
+    /// `seq`, `ts`).
+    public func publish<Payload>(_ topic: Topic<Payload>, _ payload: Payload, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
+        let data: Data
+        do {
+            data = try WireCoding.encode(payload)
+        } catch {
+            throw .invalidArgument("cannot encode the \(topic.name) payload: \(error)")
+        }
+        try publish(topic: topic.name, payload: data, user: user, meta: meta)
+    }
+
+    /// Publishes JSON bytes on a topic given by name, on this process's stream.
+    public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
+        let ts = Date().unixMilliseconds
+        try io.submit { loop in loop.publisher.publish(topic: topic, payload: payload, user: user, meta: meta, ts: ts) }
+    }
+
+    /// Publishes an event whose header is already stamped — a durable stream's stored event.
+    public func publish(topic: String, header: EventHeader, payload: Data) throws(BusError) {
+        let headerData = header.encoded()
+        try io.submit { loop in loop.publisher.publish(topic: topic, header: headerData, payload: payload) }
+    }
+
+    /// Subscribes to every topic starting with one of `prefixes` (ZeroMQ prefix matching; `""`
+    /// is everything). The subscription ends when its iteration ends.
+    public func subscribe(_ prefixes: [String]) throws(BusError) -> EventSubscription {
+        let id = nextEndpointID()
+        let (stream, continuation) = AsyncStream<RawEvent>.makeStream(
+            bufferingPolicy: .bufferingOldest(configuration.subscriptionBufferLimit))
+        let io = self.io
+        let logger = self.logger
+        continuation.onTermination = { _ in try? io.submit { loop in loop.remove(id) } }
+        let prefixes = prefixes.isEmpty ? [""] : prefixes
+        try io.submit { loop in
+            do {
+                let endpoint = try SubscriberEndpoint(prefixes: prefixes, loop: loop) { continuation.yield($0) }
+                loop.add(endpoint, id: id)
+            } catch {
+                logger.error("cannot subscribe", metadata: ["prefixes": "\(prefixes)", "error": "\(error)"])
+                continuation.finish()
+            }
+        }
+        return EventSubscription(stream: stream, logger: logger)
+    }
+
+    /// Subscribes to one topic with typed payloads.
+    public func subscribe<Payload>(_ topic: Topic<Payload>) throws(BusError) -> TypedSubscription<Payload> {
+        TypedSubscription(base: try subscribe([topic.name]), topic: topic, logger: logger)
+    }
+
+    // MARK: Worker connections (used by ServiceHost)
+
+    func addWorker(service: String, credit: Int, deliver: @escaping @Sendable (InboundRequest) -> Void) throws(BusError) -> Int {
+        let id = nextEndpointID()
+        try io.submit { loop in
+            loop.add(WorkerEndpoint(service: service, credit: credit, loop: loop, deliver: deliver), id: id)
+        }
+        return id
+    }
+}
+
+extension Bus: Service {
+    /// Keeps the connection until graceful shutdown, then closes it.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
+}

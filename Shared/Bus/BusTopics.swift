@@ -1,0 +1,71 @@
+import Foundation
+
+/// One finished request, as the broker reports it on `bus.rpc` (only while someone listens).
+public struct RPCTrace: Codable, Sendable, Equatable {
+    public var service: String
+    public var method: String
+    /// The request header's `id`.
+    public var id: String
+    /// The reply's status code.
+    public var code: Int
+    /// From the broker receiving the request to it sending the reply, in microseconds.
+    public var latencyUs: Int64
+    /// Bytes of the request's header, payload and attachment.
+    public var requestBytes: Int
+    /// Bytes of the reply's header, payload and attachment.
+    public var replyBytes: Int
+    /// The request header's `user`, if any.
+    public var user: String?
+    /// True when the broker answered itself (no responders, deadline in queue, …).
+    public var fromBroker: Bool
+
+    public init(service: String, method: String, id: String, code: Int, latencyUs: Int64, requestBytes: Int, replyBytes: Int, user: String?, fromBroker: Bool) {
+        self.service = service
+        self.method = method
+        self.id = id
+        self.code = code
+        self.latencyUs = latencyUs
+        self.requestBytes = requestBytes
+        self.replyBytes = replyBytes
+        self.user = user
+        self.fromBroker = fromBroker
+    }
+}
+
+/// One service's line in `mmi.services`.
+public struct ServiceStatus: Codable, Sendable, Equatable {
+    public var name: String
+    /// Registered worker connections.
+    public var workers: Int
+    /// The sum of the workers' credit: requests the service can hold at once.
+    public var credit: Int
+    /// Requests the workers hold now.
+    public var inFlight: Int
+    /// Requests waiting in the broker for free credit.
+    public var queued: Int
+    /// Requests routed to the service since the broker started.
+    public var requests: UInt64
+
+    public init(name: String, workers: Int, credit: Int, inFlight: Int, queued: Int, requests: UInt64) {
+        self.name = name
+        self.workers = workers
+        self.credit = credit
+        self.inFlight = inFlight
+        self.queued = queued
+        self.requests = requests
+    }
+}
+
+/// The broker's own topics and service names (wire protocol §2.6 and §3).
+public enum BrokerProtocol {
+    /// Call traces, one per finished request.
+    public static let rpc = Topic<RPCTrace>("bus.rpc", "One event per finished request: service, method, id, code, latency and sizes; no payloads.")
+    /// 8/MMI: does a service have workers? Body `200` or `404`.
+    public static let mmiService = "mmi.service"
+    /// Every service with its worker count, queue depth and request count.
+    public static let mmiServices = "mmi.services"
+    /// The broker answers `_health` and `_describe` under this service name.
+    public static let serviceName = "broker"
+    /// `mmi.services` as a typed method (the method frame is ignored).
+    public static let services = Method<Empty, [ServiceStatus]>("mmi.services", "list", "Every service with workers, credit, in-flight, queued and request counts.")
+}

@@ -1,0 +1,150 @@
+import Foundation
+import Logging
+import Synchronization
+import ZMQ
+
+/// A reply as it arrived: the parsed header, the payload bytes and the optional attachment.
+public struct RawReply: Sendable {
+    public var header: ReplyHeader
+    public var payload: Data
+    public var attachment: Data?
+}
+
+/// One call waiting for its reply. Whichever comes first — the reply, the local deadline, the
+/// caller's cancellation, the bus shutting down — resolves it; the others find it resolved.
+final class PendingCall: Sendable {
+    private enum State {
+        case created
+        case waiting(CheckedContinuation<RawReply, any Error>)
+        case resolved(Result<RawReply, BusError>)
+        case delivered
+    }
+
+    let id: String
+    private let state = Mutex(State.created)
+
+    init(id: String) { self.id = id }
+
+    /// Installs the caller's continuation. Returns `false` (after resuming it) if the call was
+    /// resolved before the caller got here, e.g. cancelled.
+    func install(_ continuation: CheckedContinuation<RawReply, any Error>) -> Bool {
+        let early = state.withLock { state -> Result<RawReply, BusError>? in
+            if case .resolved(let result) = state {
+                state = .delivered
+                return result
+            }
+            state = .waiting(continuation)
+            return nil
+        }
+        guard let early else { return true }
+        continuation.resume(with: early.mapError { $0 as any Error })
+        return false
+    }
+
+    /// Resolves the call once; later resolutions are ignored.
+    func resolve(_ result: Result<RawReply, BusError>) {
+        let continuation = state.withLock { state -> CheckedContinuation<RawReply, any Error>? in
+            switch state {
+            case .created:
+                state = .resolved(result)
+                return nil
+            case .waiting(let continuation):
+                state = .delivered
+                return continuation
+            case .resolved, .delivered:
+                return nil
+            }
+        }
+        continuation?.resume(with: result.mapError { $0 as any Error })
+    }
+}
+
+/// The process's DEALER to the broker for outgoing calls, on the I/O thread. Many calls share it;
+/// replies are matched by header `id`, and each call's deadline is enforced here even if nothing
+/// ever answers.
+final class ClientEndpoint: LoopEndpoint {
+    private(set) var socket: ZMQSocket?
+    private var pending: [String: (call: PendingCall, deadline: ContinuousClock.Instant)] = [:]
+    private var deadlines = MinHeap<ContinuousClock.Instant, String>()
+
+    init(loop: IOLoop) {
+        do {
+            socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
+        } catch {
+            loop.logger.error("cannot connect the bus client", metadata: ["endpoint": "\(loop.configuration.rpcEndpoint)", "error": "\(error)"])
+        }
+    }
+
+    /// Sends a request and remembers the call until its reply or deadline.
+    func send(_ call: PendingCall, frames: [Data], deadline: ContinuousClock.Instant) {
+        guard let socket else {
+            call.resolve(.failure(.unavailable("the bus client has no connection to the broker")))
+            return
+        }
+        do {
+            guard try socket.send(frames, dontWait: true) else {
+                call.resolve(.failure(.resourceExhausted("too many requests are queued towards the broker")))
+                return
+            }
+        } catch {
+            call.resolve(.failure(.unavailable("cannot send to the broker: \(error)")))
+            return
+        }
+        pending[call.id] = (call, deadline)
+        deadlines.insert(deadline, call.id)
+    }
+
+    /// Forgets a call its caller gave up on.
+    func forget(_ id: String) {
+        pending.removeValue(forKey: id)
+    }
+
+    var nextDeadline: ContinuousClock.Instant? {
+        while let top = deadlines.minimum, pending[top.value]?.deadline != top.key {
+            deadlines.removeMinimum()
+        }
+        return deadlines.minimum?.key
+    }
+
+    func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {
+        while let top = deadlines.minimum, top.key <= now {
+            deadlines.removeMinimum()
+            guard let entry = pending[top.value], entry.deadline == top.key else { continue }
+            pending.removeValue(forKey: top.value)
+            entry.call.resolve(.failure(.deadlineExceeded("no reply before the call's deadline")))
+        }
+    }
+
+    func readable(_ loop: IOLoop) {
+        guard let socket else { return }
+        for _ in 0..<IOLoop.readBatch {
+            let frames: [Data]?
+            do {
+                frames = try socket.receive(dontWait: true)
+            } catch {
+                loop.logger.warning("bus client receive failed", metadata: ["error": "\(error)"])
+                return
+            }
+            guard let frames else { return }
+            // [empty, MDPC01, service, header, payload, attachment?]
+            guard frames.count >= 5, frames.count <= 6, frames[0].isEmpty,
+                  let header = try? ReplyHeader.decode(frames[3])
+            else {
+                loop.logger.warning("dropping a malformed reply from the broker", metadata: ["frames": "\(frames.count)"])
+                continue
+            }
+            guard let entry = pending.removeValue(forKey: header.id) else { continue }
+            entry.call.resolve(.success(RawReply(header: header, payload: frames[4], attachment: frames.count == 6 ? frames[5] : nil)))
+        }
+    }
+
+    func close(loop: IOLoop) {
+        for entry in pending.values {
+            entry.call.resolve(.failure(.unavailable("the bus connection shut down before the reply arrived")))
+        }
+        pending.removeAll()
+        deadlines.removeAll()
+        socket?.close()
+        socket = nil
+    }
+}

@@ -1,0 +1,249 @@
+import Foundation
+import Logging
+import Synchronization
+import ZMQ
+
+/// Work handed to the I/O thread; it runs there, with the loop that owns every socket.
+typealias LoopCommand = @Sendable (IOLoop) -> Void
+
+/// The one thread per ``Bus`` that owns the ZeroMQ context and every socket.
+///
+/// Other threads never touch a socket: they ``submit(_:)`` commands, which are queued under a
+/// mutex and wake the thread through an eventfd it polls together with its sockets.
+final class IOThread: Sendable {
+    private struct Inbox {
+        var commands: [LoopCommand] = []
+        var wakeSignalled = false
+        var accepting = true
+    }
+
+    private enum Completion {
+        case running([CheckedContinuation<Void, Never>])
+        case finished
+    }
+
+    private let inbox = Mutex(Inbox())
+    private let completion = Mutex(Completion.running([]))
+    let wakeup: EventFD
+
+    /// Starts the thread. `makeLoop` runs on it and builds the loop that owns the sockets.
+    init(name: String, makeLoop: @escaping @Sendable (IOThread) -> IOLoop) throws(BusError) {
+        do {
+            wakeup = try EventFD()
+        } catch {
+            throw .internal("cannot create the I/O thread's eventfd: \(error)")
+        }
+        let thread = Thread { [self] in
+            blockAllSignalsOnCurrentThread()
+            let loop = makeLoop(self)
+            loop.run()
+            finish()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Queues `command` for the I/O thread.
+    /// - Throws: `UNAVAILABLE` at once if the bus has been shut down.
+    func submit(_ command: @escaping LoopCommand) throws(BusError) {
+        let mustWake = try inbox.withLock { inbox throws(BusError) -> Bool in
+            guard inbox.accepting else { throw .unavailable("the bus connection is shut down") }
+            inbox.commands.append(command)
+            guard !inbox.wakeSignalled else { return false }
+            inbox.wakeSignalled = true
+            return true
+        }
+        if mustWake { wakeup.signal() }
+    }
+
+    /// Stops accepting commands; the loop runs what is queued, closes its sockets and exits.
+    func requestStop() {
+        let mustWake = inbox.withLock { inbox -> Bool in
+            guard inbox.accepting else { return false }
+            inbox.accepting = false
+            return true
+        }
+        if mustWake { wakeup.signal() }
+    }
+
+    /// Loop side: takes every queued command, and whether the loop should keep running after
+    /// running them. Once stopping, nothing more can be queued, so these are the last commands.
+    func takeCommands() -> (commands: [LoopCommand], keepRunning: Bool) {
+        inbox.withLock { inbox in
+            inbox.wakeSignalled = false
+            let commands = inbox.commands
+            inbox.commands.removeAll(keepingCapacity: true)
+            return (commands, inbox.accepting)
+        }
+    }
+
+    /// Suspends until the thread has closed its sockets and exited.
+    func waitUntilFinished() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let finished = completion.withLock { state -> Bool in
+                switch state {
+                case .finished: return true
+                case .running(var waiters):
+                    waiters.append(continuation)
+                    state = .running(waiters)
+                    return false
+                }
+            }
+            if finished { continuation.resume() }
+        }
+    }
+
+    private func finish() {
+        let waiters = completion.withLock { state -> [CheckedContinuation<Void, Never>] in
+            guard case .running(let waiters) = state else { return [] }
+            state = .finished
+            return waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+/// Something on the I/O thread that owns a socket: the client, a service's worker connection,
+/// the publisher, a subscription.
+protocol LoopEndpoint: AnyObject {
+    /// The socket to poll; `nil` while the endpoint waits to reconnect.
+    var socket: ZMQSocket? { get }
+    /// Reads what is waiting on the socket.
+    func readable(_ loop: IOLoop)
+    /// When ``timerFired(now:loop:)`` should next run, if ever.
+    var nextDeadline: ContinuousClock.Instant? { get }
+    /// Runs the endpoint's timed work (heartbeats, deadlines, reconnects).
+    func timerFired(now: ContinuousClock.Instant, loop: IOLoop)
+    /// Closes the endpoint for good (bus shutdown or removal); fails what still waits on it.
+    func close(loop: IOLoop)
+}
+
+/// The state owned by the I/O thread: the context, the endpoints, the poll set. Never leaves
+/// that thread.
+final class IOLoop {
+    let context: ZMQContext
+    let configuration: BusConfiguration
+    let logger: Logger
+    let clock = ContinuousClock()
+    private unowned let thread: IOThread
+    private var endpoints: [Int: any LoopEndpoint] = [:]
+    private var pollSetChanged = true
+    private var lazyClient: ClientEndpoint?
+    private var lazyPublisher: PublisherEndpoint?
+
+    /// Messages read from one socket per wake-up before the others get a turn.
+    static let readBatch = 512
+
+    init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, logger: Logger) {
+        self.thread = thread
+        self.context = context
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The process's one client connection, made on first use.
+    var client: ClientEndpoint {
+        if let lazyClient { return lazyClient }
+        let client = ClientEndpoint(loop: self)
+        lazyClient = client
+        add(client, id: -1)
+        return client
+    }
+
+    /// The process's one publisher connection, made on first use.
+    var publisher: PublisherEndpoint {
+        if let lazyPublisher { return lazyPublisher }
+        let publisher = PublisherEndpoint(loop: self)
+        lazyPublisher = publisher
+        add(publisher, id: -2)
+        return publisher
+    }
+
+    func add(_ endpoint: any LoopEndpoint, id: Int) {
+        endpoints[id] = endpoint
+        pollSetChanged = true
+    }
+
+    func endpoint<T: LoopEndpoint>(_ id: Int, as type: T.Type) -> T? {
+        endpoints[id] as? T
+    }
+
+    func remove(_ id: Int) {
+        guard let endpoint = endpoints.removeValue(forKey: id) else { return }
+        endpoint.close(loop: self)
+        pollSetChanged = true
+    }
+
+    /// Call when an endpoint replaced or dropped its socket.
+    func socketsChanged() { pollSetChanged = true }
+
+    func run() {
+        var poller = ZMQPoller()
+        var polled: [any LoopEndpoint] = []
+        while true {
+            let (commands, keepRunning) = thread.takeCommands()
+            for command in commands { command(self) }
+            guard keepRunning else { break }
+
+            if pollSetChanged {
+                poller.removeAll()
+                poller.add(fileDescriptor: thread.wakeup.fileDescriptor)
+                polled = endpoints.values.filter { $0.socket != nil }
+                for endpoint in polled { poller.add(endpoint.socket!) }
+                pollSetChanged = false
+            }
+
+            var timeoutMs = -1
+            let now = clock.now
+            for endpoint in endpoints.values {
+                guard let deadline = endpoint.nextDeadline else { continue }
+                let wait = deadline <= now ? 0 : Int((deadline - now).wholeMilliseconds)
+                timeoutMs = timeoutMs < 0 ? wait : min(timeoutMs, wait)
+            }
+
+            do {
+                try poller.poll(timeoutMs: timeoutMs)
+            } catch {
+                logger.critical("bus I/O poll failed; stopping the bus connection", metadata: ["error": "\(error)"])
+                thread.requestStop()
+                continue
+            }
+            if poller.isReadable(0) { thread.wakeup.drain() }
+            if !pollSetChanged {
+                for (index, endpoint) in polled.enumerated() where poller.isReadable(index + 1) {
+                    endpoint.readable(self)
+                }
+            }
+            let afterPoll = clock.now
+            for endpoint in Array(endpoints.values) {
+                if let deadline = endpoint.nextDeadline, deadline <= afterPoll {
+                    endpoint.timerFired(now: afterPoll, loop: self)
+                }
+            }
+        }
+        for endpoint in endpoints.values { endpoint.close(loop: self) }
+        endpoints.removeAll()
+        context.terminate()
+        thread.wakeup.close()
+    }
+
+    /// Makes a socket with the bus's common options.
+    func makeSocket(_ type: ZMQSocketType, connectTo endpoint: String) throws(ZMQError) -> ZMQSocket {
+        let socket = try ZMQSocket(context: context, type: type)
+        do {
+            try socket.set(.sendHighWaterMark, configuration.highWaterMark)
+            try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
+            try socket.connect(endpoint)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
+    /// Closes `socket`, letting it flush queued messages for at most the shutdown linger.
+    func closeFlushing(_ socket: ZMQSocket) {
+        try? socket.set(ZMQIntOption.linger, Int32(clamping: configuration.shutdownLinger.wholeMilliseconds))
+        socket.close()
+    }
+}

@@ -1,0 +1,431 @@
+import Foundation
+
+/// Any JSON value. Used where the shape is open: error `details`, busctl's payloads, and the
+/// headers, which are parsed with ``JSONValue/parse(_:)`` instead of `JSONDecoder` because the
+/// broker and the event path read one on every message.
+public enum JSONValue: Sendable, Hashable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([String: JSONValue])
+
+    /// The string, if this is a string.
+    public var stringValue: String? {
+        if case .string(let value) = self { return value }
+        return nil
+    }
+
+    /// The integer, if this is a number without a fractional part.
+    public var intValue: Int64? {
+        switch self {
+        case .int(let value): value
+        case .double(let value) where value.rounded() == value && abs(value) < 9.0e15: Int64(value)
+        default: nil
+        }
+    }
+
+    /// The number, if this is a number.
+    public var doubleValue: Double? {
+        switch self {
+        case .int(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
+    /// The members, if this is an object.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let value) = self { return value }
+        return nil
+    }
+
+    /// The elements, if this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let value) = self { return value }
+        return nil
+    }
+
+    /// The member named `key`, if this is an object that has it.
+    public subscript(key: String) -> JSONValue? {
+        objectValue?[key]
+    }
+}
+
+extension JSONValue: Codable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int64.self) {
+            self = .int(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .double(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .int(let value): try container.encode(value)
+        case .double(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let value): try container.encode(value)
+        case .object(let value): try container.encode(value)
+        }
+    }
+}
+
+// MARK: - Writing
+
+extension JSONValue {
+    /// Compact JSON text; object keys sorted so output is deterministic.
+    public var jsonText: String {
+        var writer = JSONWriter()
+        writer.write(self, pretty: false, indent: 0)
+        return writer.text
+    }
+
+    /// Indented JSON text with sorted keys, for people.
+    public var prettyJSONText: String {
+        var writer = JSONWriter()
+        writer.write(self, pretty: true, indent: 0)
+        return writer.text
+    }
+
+    /// Compact JSON as UTF-8 bytes.
+    public var jsonData: Data { Data(jsonText.utf8) }
+}
+
+/// Appends JSON text; used for values and for the hand-built headers.
+struct JSONWriter {
+    var text = ""
+
+    mutating func write(_ value: JSONValue, pretty: Bool, indent: Int) {
+        switch value {
+        case .null: text += "null"
+        case .bool(let flag): text += flag ? "true" : "false"
+        case .int(let number): text += String(number)
+        case .double(let number): text += number.isFinite ? String(number) : "null"
+        case .string(let string): writeString(string)
+        case .array(let items):
+            guard !items.isEmpty else { text += "[]"; return }
+            text += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { text += "," }
+                if pretty { newline(indent + 1) }
+                write(item, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { newline(indent) }
+            text += "]"
+        case .object(let members):
+            guard !members.isEmpty else { text += "{}"; return }
+            text += "{"
+            for (index, key) in members.keys.sorted().enumerated() {
+                if index > 0 { text += "," }
+                if pretty { newline(indent + 1) }
+                writeString(key)
+                text += pretty ? ": " : ":"
+                write(members[key]!, pretty: pretty, indent: indent + 1)
+            }
+            if pretty { newline(indent) }
+            text += "}"
+        }
+    }
+
+    private mutating func newline(_ indent: Int) {
+        text += "\n"
+        text += String(repeating: "  ", count: indent)
+    }
+
+    mutating func writeString(_ string: String) {
+        text += "\""
+        var needsEscaping = false
+        for unit in string.utf8 where unit < 0x20 || unit == 0x22 || unit == 0x5C {
+            needsEscaping = true
+            break
+        }
+        if !needsEscaping {
+            text += string
+        } else {
+            for scalar in string.unicodeScalars {
+                switch scalar {
+                case "\"": text += "\\\""
+                case "\\": text += "\\\\"
+                case "\n": text += "\\n"
+                case "\r": text += "\\r"
+                case "\t": text += "\\t"
+                case _ where scalar.value < 0x20:
+                    let hex = String(scalar.value, radix: 16)
+                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                default: text.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        text += "\""
+    }
+}
+
+// MARK: - Parsing
+
+/// Why a JSON text did not parse, with the byte offset.
+public struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    public let offset: Int
+    public let reason: String
+    public var description: String { "invalid JSON at byte \(offset): \(reason)" }
+}
+
+extension JSONValue {
+    /// Parses one JSON value (RFC 8259) from UTF-8 bytes; trailing non-space bytes are an error.
+    public static func parse(_ data: Data) throws(JSONParseError) -> JSONValue {
+        let result: Result<JSONValue, JSONParseError> = data.withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes)
+            do throws(JSONParseError) {
+                return .success(try parser.parseDocument())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Parses one JSON value from text.
+    public static func parse(_ text: String) throws(JSONParseError) -> JSONValue {
+        try parse(Data(text.utf8))
+    }
+}
+
+private struct JSONParser {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+    var depth = 0
+    static let maximumDepth = 256
+
+    init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    mutating func parseDocument() throws(JSONParseError) -> JSONValue {
+        let value = try parseValue()
+        skipWhitespace()
+        guard offset == bytes.count else { throw fail("unexpected data after the value") }
+        return value
+    }
+
+    func fail(_ reason: String) -> JSONParseError { JSONParseError(offset: offset, reason: reason) }
+
+    mutating func skipWhitespace() {
+        while offset < bytes.count {
+            switch bytes[offset] {
+            case 0x20, 0x0A, 0x0D, 0x09: offset += 1
+            default: return
+            }
+        }
+    }
+
+    mutating func parseValue() throws(JSONParseError) -> JSONValue {
+        skipWhitespace()
+        guard offset < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[offset] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+        default: throw fail("unexpected character")
+        }
+    }
+
+    mutating func expectLiteral(_ literal: StaticString) throws(JSONParseError) {
+        let count = literal.utf8CodeUnitCount
+        guard offset + count <= bytes.count,
+              memcmp(bytes.baseAddress! + offset, literal.utf8Start, count) == 0
+        else { throw fail("invalid literal") }
+        offset += count
+    }
+
+    mutating func enter() throws(JSONParseError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw fail("nesting deeper than \(Self.maximumDepth)") }
+    }
+
+    mutating func parseObject() throws(JSONParseError) -> JSONValue {
+        try enter()
+        offset += 1
+        var members: [String: JSONValue] = [:]
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            skipWhitespace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+            let key = try parseString()
+            skipWhitespace()
+            guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+            offset += 1
+            members[key] = try parseValue()
+            skipWhitespace()
+            guard offset < bytes.count else { throw fail("unterminated object") }
+            if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
+            if bytes[offset] == UInt8(ascii: "}") { offset += 1; break }
+            throw fail("expected ',' or '}'")
+        }
+        depth -= 1
+        return .object(members)
+    }
+
+    mutating func parseArray() throws(JSONParseError) -> JSONValue {
+        try enter()
+        offset += 1
+        var items: [JSONValue] = []
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "]") {
+            offset += 1
+            depth -= 1
+            return .array(items)
+        }
+        while true {
+            items.append(try parseValue())
+            skipWhitespace()
+            guard offset < bytes.count else { throw fail("unterminated array") }
+            if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
+            if bytes[offset] == UInt8(ascii: "]") { offset += 1; break }
+            throw fail("expected ',' or ']'")
+        }
+        depth -= 1
+        return .array(items)
+    }
+
+    mutating func parseString() throws(JSONParseError) -> String {
+        offset += 1
+        let start = offset
+        // Fast path: no escapes.
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
+                offset += 1
+                guard let string = String(validating: slice, as: UTF8.self) else {
+                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+                }
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw fail("control character in string") }
+            offset += 1
+        }
+        var buffer = [UInt8](UnsafeRawBufferPointer(rebasing: bytes[start..<offset]))
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                offset += 1
+                guard let string = String(validating: buffer, as: UTF8.self) else {
+                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+                }
+                return string
+            }
+            if byte < 0x20 { throw fail("control character in string") }
+            if byte != UInt8(ascii: "\\") {
+                buffer.append(byte)
+                offset += 1
+                continue
+            }
+            offset += 1
+            guard offset < bytes.count else { break }
+            let escape = bytes[offset]
+            offset += 1
+            switch escape {
+            case UInt8(ascii: "\""): buffer.append(0x22)
+            case UInt8(ascii: "\\"): buffer.append(0x5C)
+            case UInt8(ascii: "/"): buffer.append(0x2F)
+            case UInt8(ascii: "b"): buffer.append(0x08)
+            case UInt8(ascii: "f"): buffer.append(0x0C)
+            case UInt8(ascii: "n"): buffer.append(0x0A)
+            case UInt8(ascii: "r"): buffer.append(0x0D)
+            case UInt8(ascii: "t"): buffer.append(0x09)
+            case UInt8(ascii: "u"):
+                var scalar = try parseHex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"),
+                          bytes[offset + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+                    offset += 2
+                    let low = try parseHex4()
+                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair") }
+                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("unpaired surrogate")
+                }
+                guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid code point") }
+                buffer.append(contentsOf: String(Character(unicode)).utf8)
+            default: throw fail("invalid escape")
+            }
+        }
+        throw fail("unterminated string")
+    }
+
+    mutating func parseHex4() throws(JSONParseError) -> UInt32 {
+        guard offset + 4 <= bytes.count else { throw fail("truncated \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[offset]
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw fail("invalid hex digit")
+            }
+            value = value << 4 | digit
+            offset += 1
+        }
+        return value
+    }
+
+    mutating func parseNumber() throws(JSONParseError) -> JSONValue {
+        let start = offset
+        var isInteger = true
+        if bytes[offset] == UInt8(ascii: "-") { offset += 1 }
+        guard offset < bytes.count, isDigit(bytes[offset]) else { throw fail("invalid number") }
+        if bytes[offset] == UInt8(ascii: "0") {
+            offset += 1
+        } else {
+            while offset < bytes.count && isDigit(bytes[offset]) { offset += 1 }
+        }
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: ".") {
+            isInteger = false
+            offset += 1
+            guard offset < bytes.count, isDigit(bytes[offset]) else { throw fail("invalid fraction") }
+            while offset < bytes.count && isDigit(bytes[offset]) { offset += 1 }
+        }
+        if offset < bytes.count && (bytes[offset] == UInt8(ascii: "e") || bytes[offset] == UInt8(ascii: "E")) {
+            isInteger = false
+            offset += 1
+            if offset < bytes.count && (bytes[offset] == UInt8(ascii: "+") || bytes[offset] == UInt8(ascii: "-")) {
+                offset += 1
+            }
+            guard offset < bytes.count, isDigit(bytes[offset]) else { throw fail("invalid exponent") }
+            while offset < bytes.count && isDigit(bytes[offset]) { offset += 1 }
+        }
+        let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
+        if isInteger, let value = Int64(text) { return .int(value) }
+        guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "invalid number") }
+        return .double(value)
+    }
+
+    func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+}

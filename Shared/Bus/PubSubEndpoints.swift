@@ -1,0 +1,134 @@
+import Foundation
+import Logging
+import ZMQ
+
+/// The process's event publisher on the I/O thread.
+///
+/// It is an XPUB rather than a PUB (wire-compatible for the broker's XSUB) so that it can see
+/// the broker's subscription arrive: events published before that are held, not dropped, which
+/// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
+final class PublisherEndpoint: LoopEndpoint {
+    private(set) var socket: ZMQSocket?
+    private let source: String
+    private let instance: String
+    private let idPrefix: String
+    private var seq: Int64 = 0
+    private var brokerSubscribed = false
+    private var held: [[Data]] = []
+    private let logger: Logger
+
+    /// Events held while waiting for the broker's subscription; beyond this the oldest are dropped.
+    static let holdLimit = 10_000
+
+    init(loop: IOLoop) {
+        source = loop.configuration.source
+        instance = loop.configuration.instance
+        idPrefix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        logger = loop.logger
+        do {
+            socket = try loop.makeSocket(.xpub, connectTo: loop.configuration.pubEndpoint)
+        } catch {
+            logger.error("cannot connect the event publisher", metadata: ["endpoint": "\(loop.configuration.pubEndpoint)", "error": "\(error)"])
+        }
+    }
+
+    /// Publishes on this process's own stream, stamping `id`, `source`, `instance`, `seq`, `ts`.
+    func publish(topic: String, payload: Data, user: String?, meta: [String: String], ts: Int64) {
+        seq += 1
+        let header = EventHeader(id: "\(idPrefix)-\(seq)", source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
+        send([Data(topic.utf8), header.encoded(), payload])
+    }
+
+    /// Publishes an event whose header was stamped elsewhere (a durable outbox's stream).
+    func publish(topic: String, header: Data, payload: Data) {
+        send([Data(topic.utf8), header, payload])
+    }
+
+    private func send(_ frames: [Data]) {
+        guard brokerSubscribed else {
+            if held.count >= Self.holdLimit { held.removeFirst() }
+            held.append(frames)
+            return
+        }
+        do {
+            try socket?.send(frames, dontWait: true)
+        } catch {
+            logger.warning("cannot publish event", metadata: ["error": "\(error)"])
+        }
+    }
+
+    func readable(_ loop: IOLoop) {
+        guard let socket else { return }
+        while let message = try? socket.receive(dontWait: true) {
+            // A subscription message is one frame: 0x01 (subscribe) or 0x00, then the prefix.
+            if let first = message.first?.first, first == 1, !brokerSubscribed {
+                brokerSubscribed = true
+                let waiting = held
+                held.removeAll()
+                for frames in waiting { send(frames) }
+            }
+        }
+    }
+
+    var nextDeadline: ContinuousClock.Instant? { nil }
+    func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {}
+
+    func close(loop: IOLoop) {
+        if let socket { loop.closeFlushing(socket) }
+        socket = nil
+    }
+}
+
+/// An event as received: the three frames, not yet parsed.
+struct RawEvent: Sendable {
+    var topic: String
+    var header: Data
+    var payload: Data
+}
+
+/// One subscription's SUB socket on the I/O thread.
+final class SubscriberEndpoint: LoopEndpoint {
+    private(set) var socket: ZMQSocket?
+    private let deliver: @Sendable (RawEvent) -> Void
+    private let logger: Logger
+
+    init(prefixes: [String], loop: IOLoop, deliver: @escaping @Sendable (RawEvent) -> Void) throws(ZMQError) {
+        self.deliver = deliver
+        logger = loop.logger
+        let socket = try loop.makeSocket(.sub, connectTo: loop.configuration.subEndpoint)
+        do {
+            for prefix in prefixes { try socket.subscribe(prefix) }
+        } catch {
+            socket.close()
+            throw error
+        }
+        self.socket = socket
+    }
+
+    func readable(_ loop: IOLoop) {
+        guard let socket else { return }
+        for _ in 0..<IOLoop.readBatch {
+            let received: [ZMQFrame]?
+            do {
+                received = try socket.receiveFrames(dontWait: true)
+            } catch {
+                logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])
+                return
+            }
+            guard let frames = received else { return }
+            guard frames.count == 3 else {
+                logger.warning("dropping an event that is not three frames", metadata: ["frames": "\(frames.count)"])
+                continue
+            }
+            deliver(RawEvent(topic: frames[0].string, header: frames[1].data, payload: frames[2].data))
+        }
+    }
+
+    var nextDeadline: ContinuousClock.Instant? { nil }
+    func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {}
+
+    func close(loop: IOLoop) {
+        socket?.close()
+        socket = nil
+    }
+}

@@ -1,0 +1,99 @@
+/// The gRPC status codes every reply carries (wire protocol §4).
+public enum StatusCode: Int, Sendable, CaseIterable, Codable, CustomStringConvertible {
+    case ok = 0
+    case cancelled = 1
+    case unknown = 2
+    case invalidArgument = 3
+    case deadlineExceeded = 4
+    case notFound = 5
+    case alreadyExists = 6
+    case permissionDenied = 7
+    case resourceExhausted = 8
+    case failedPrecondition = 9
+    case aborted = 10
+    case outOfRange = 11
+    case unimplemented = 12
+    case `internal` = 13
+    case unavailable = 14
+    case dataLoss = 15
+    case unauthenticated = 16
+
+    /// The canonical upper-case name, e.g. `DEADLINE_EXCEEDED`.
+    public var name: String {
+        switch self {
+        case .ok: "OK"
+        case .cancelled: "CANCELLED"
+        case .unknown: "UNKNOWN"
+        case .invalidArgument: "INVALID_ARGUMENT"
+        case .deadlineExceeded: "DEADLINE_EXCEEDED"
+        case .notFound: "NOT_FOUND"
+        case .alreadyExists: "ALREADY_EXISTS"
+        case .permissionDenied: "PERMISSION_DENIED"
+        case .resourceExhausted: "RESOURCE_EXHAUSTED"
+        case .failedPrecondition: "FAILED_PRECONDITION"
+        case .aborted: "ABORTED"
+        case .outOfRange: "OUT_OF_RANGE"
+        case .unimplemented: "UNIMPLEMENTED"
+        case .internal: "INTERNAL"
+        case .unavailable: "UNAVAILABLE"
+        case .dataLoss: "DATA_LOSS"
+        case .unauthenticated: "UNAUTHENTICATED"
+        }
+    }
+
+    public var description: String { "\(name) (\(rawValue))" }
+
+    /// The code for a wire value; numbers outside 0...16 are `UNKNOWN`, as gRPC does.
+    public init(wireValue: Int) {
+        self = StatusCode(rawValue: wireValue) ?? .unknown
+    }
+}
+
+/// An error with a gRPC status code: what services throw and what clients catch.
+///
+/// Services throw it (or any ``BusErrorConvertible``) from handlers; the host puts `code`,
+/// `message` and `details` in the reply header. Clients receive the same value back.
+///
+/// ```swift
+/// guard !title.isEmpty else { throw BusError.invalidArgument("title must not be empty") }
+/// ```
+public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The status code; never `.ok`.
+    public var code: StatusCode
+    /// A human-readable reason; for `INVALID_ARGUMENT` it names the offending field.
+    public var message: String
+    /// Machine-readable details, sent as the reply header's `details`.
+    public var details: JSONValue?
+
+    public init(_ code: StatusCode, _ message: String, details: JSONValue? = nil) {
+        self.code = code
+        self.message = message
+        self.details = details
+    }
+
+    public var description: String { "\(code.name): \(message)" }
+
+    public static func invalidArgument(_ message: String, details: JSONValue? = nil) -> BusError {
+        BusError(.invalidArgument, message, details: details)
+    }
+    public static func notFound(_ message: String) -> BusError { BusError(.notFound, message) }
+    public static func alreadyExists(_ message: String) -> BusError { BusError(.alreadyExists, message) }
+    public static func failedPrecondition(_ message: String, details: JSONValue? = nil) -> BusError {
+        BusError(.failedPrecondition, message, details: details)
+    }
+    public static func resourceExhausted(_ message: String) -> BusError { BusError(.resourceExhausted, message) }
+    public static func unavailable(_ message: String) -> BusError { BusError(.unavailable, message) }
+    public static func deadlineExceeded(_ message: String) -> BusError { BusError(.deadlineExceeded, message) }
+    public static func unimplemented(_ message: String) -> BusError { BusError(.unimplemented, message) }
+    public static func `internal`(_ message: String) -> BusError { BusError(.internal, message) }
+    public static func cancelled(_ message: String) -> BusError { BusError(.cancelled, message) }
+    public static func permissionDenied(_ message: String) -> BusError { BusError(.permissionDenied, message) }
+    public static func aborted(_ message: String) -> BusError { BusError(.aborted, message) }
+    public static func outOfRange(_ message: String) -> BusError { BusError(.outOfRange, message) }
+}
+
+/// A service's own error type that knows its status code. Handlers may throw these directly;
+/// the host turns them into replies through ``busError``.
+public protocol BusErrorConvertible: Error {
+    var busError: BusError { get }
+}

@@ -1,0 +1,130 @@
+import Foundation
+import Logging
+
+/// A missed stretch of one publisher's stream: `seq` jumped from `expected` to `received`.
+public struct SeqGap: Sendable, Equatable, CustomStringConvertible {
+    public var source: String
+    public var instance: String
+    public var expected: Int64
+    public var received: Int64
+    /// How many events were missed.
+    public var missed: Int64 { received - expected }
+
+    public var description: String {
+        "missed \(missed) event(s) from \(source) \(instance): expected seq \(expected), got \(received)"
+    }
+}
+
+/// Tracks the last `seq` of every `source`+`instance` stream and reports jumps.
+public struct SeqTracker: Sendable {
+    private var last: [String: Int64] = [:]
+
+    public init() {}
+
+    /// Records `header`; returns the gap before it, if events were missed. The first event of a
+    /// stream, and a `seq` that goes back (a replay or a restarted stream), are not gaps.
+    public mutating func observe(_ header: EventHeader) -> SeqGap? {
+        let key = header.source + "\u{0}" + header.instance
+        defer { last[key] = header.seq }
+        guard let previous = last[key], header.seq > previous + 1 else { return nil }
+        return SeqGap(source: header.source, instance: header.instance, expected: previous + 1, received: header.seq)
+    }
+}
+
+/// One received event.
+public struct BusEvent: Sendable {
+    public var topic: String
+    public var header: EventHeader
+    /// The payload JSON.
+    public var payload: Data
+    /// Events of this event's stream that were missed just before it, if any.
+    public var gap: SeqGap?
+
+    public init(topic: String, header: EventHeader, payload: Data, gap: SeqGap? = nil) {
+        self.topic = topic
+        self.header = header
+        self.payload = payload
+        self.gap = gap
+    }
+
+    /// Decodes the payload as `topic`'s payload type.
+    public func decode<Payload>(_ topic: Topic<Payload>) throws -> Payload {
+        try WireCoding.decode(Payload.self, from: payload)
+    }
+}
+
+/// Events matching a subscription's prefixes, in arrival order, with `seq` gaps reported.
+public struct EventSubscription: AsyncSequence, Sendable {
+    public typealias Element = BusEvent
+    let stream: AsyncStream<RawEvent>
+    let logger: Logger
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: stream.makeAsyncIterator(), logger: logger)
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncStream<RawEvent>.AsyncIterator
+        var tracker = SeqTracker()
+        let logger: Logger
+
+        init(base: AsyncStream<RawEvent>.AsyncIterator, logger: Logger) {
+            self.base = base
+            self.logger = logger
+        }
+
+        public mutating func next() async -> BusEvent? {
+            while let raw = await base.next() {
+                let header: EventHeader
+                do {
+                    header = try EventHeader.decode(raw.header)
+                } catch {
+                    logger.warning("skipping event with an invalid header", metadata: ["topic": "\(raw.topic)", "error": "\(error.message)"])
+                    continue
+                }
+                return BusEvent(topic: raw.topic, header: header, payload: raw.payload, gap: tracker.observe(header))
+            }
+            return nil
+        }
+    }
+}
+
+/// One event with its payload decoded.
+public struct TypedEvent<Payload: Sendable>: Sendable {
+    public var header: EventHeader
+    public var payload: Payload
+    public var gap: SeqGap?
+}
+
+/// Events of exactly one topic, decoded; events whose payload does not decode are logged and
+/// skipped.
+public struct TypedSubscription<Payload: Codable & Sendable>: AsyncSequence, Sendable {
+    public typealias Element = TypedEvent<Payload>
+    let base: EventSubscription
+    let topic: Topic<Payload>
+    let logger: Logger
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), topic: topic, logger: logger)
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        var base: EventSubscription.AsyncIterator
+        let topic: Topic<Payload>
+        let logger: Logger
+
+        public mutating func next() async -> TypedEvent<Payload>? {
+            while let event = await base.next() {
+                guard event.topic == topic.name else { continue }
+                do {
+                    return TypedEvent(header: event.header, payload: try event.decode(topic), gap: event.gap)
+                } catch {
+                    logger.warning("skipping event whose payload does not decode", metadata: [
+                        "topic": "\(event.topic)", "error": "\(DecodingFailure.describe(error))",
+                    ])
+                }
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+
+/// The JSON conventions of payloads (wire protocol §5): camelCase keys as declared, dates as
+/// ISO 8601 in UTC with milliseconds.
+public enum WireCoding {
+    /// An encoder for payloads. Each call makes its own: `JSONEncoder` keeps mutable options.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(ISO8601.format(date))
+        }
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// A decoder for payloads; it reads dates with or without fractional seconds and offsets.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            let text = try container.decode(String.self)
+            guard let date = ISO8601.parse(text) else {
+                throw DecodingError.dataCorruptedError(
+                    in: container, debugDescription: "expected an ISO 8601 date-time such as 2026-11-22T10:00:00.000Z, got '\(text)'")
+            }
+            return date
+        }
+        return decoder
+    }
+
+    /// Encodes `value` as payload JSON.
+    public static func encode<T: Encodable>(_ value: T) throws -> Data {
+        try encoder().encode(value)
+    }
+
+    /// Decodes payload JSON; an empty payload reads as `{}`, so types whose fields are all
+    /// optional accept it.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try decoder().decode(type, from: data.isEmpty ? Data("{}".utf8) : data)
+    }
+}
+
+/// ISO 8601 date-times in the protocol's form, `2026-11-22T10:00:00.000Z`, without the cost of a
+/// `DateFormatter`.
+public enum ISO8601 {
+    /// Formats `date` in UTC with milliseconds.
+    public static func format(_ date: Date) -> String {
+        format(unixMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+    }
+
+    /// Formats a Unix time in milliseconds in UTC with milliseconds.
+    public static func format(unixMilliseconds: Int64) -> String {
+        let millisecond = Int(((unixMilliseconds % 1000) + 1000) % 1000)
+        let totalSeconds = (unixMilliseconds - Int64(millisecond)) / 1000
+        let days = Int(totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400)
+        let secondOfDay = Int(totalSeconds - Int64(days) * 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+            + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
+            + "." + pad(millisecond, 3) + "Z"
+    }
+
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when it is not one.
+    public static func parse(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        func number(_ digits: Int) -> Int? {
+            guard index + digits <= bytes.count else { return nil }
+            var value = 0
+            for _ in 0..<digits {
+                let byte = bytes[index]
+                guard byte >= 48 && byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+                index += 1
+            }
+            return value
+        }
+        func expect(_ character: UInt8) -> Bool {
+            guard index < bytes.count, bytes[index] == character else { return false }
+            index += 1
+            return true
+        }
+        guard let year = number(4), expect(45), let month = number(2), expect(45), let day = number(2),
+              index < bytes.count, bytes[index] == 84 || bytes[index] == 116 || bytes[index] == 32
+        else { return nil }
+        index += 1
+        guard let hour = number(2), expect(58), let minute = number(2), expect(58), let second = number(2),
+              (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+        else { return nil }
+        var fraction = 0.0
+        if index < bytes.count && bytes[index] == 46 {
+            index += 1
+            var scale = 0.1
+            let start = index
+            while index < bytes.count, bytes[index] >= 48 && bytes[index] <= 57 {
+                fraction += Double(bytes[index] - 48) * scale
+                scale /= 10
+                index += 1
+            }
+            guard index > start else { return nil }
+        }
+        var offsetSeconds = 0
+        guard index < bytes.count else { return nil }
+        if bytes[index] == 90 || bytes[index] == 122 {
+            index += 1
+        } else if bytes[index] == 43 || bytes[index] == 45 {
+            let sign = bytes[index] == 45 ? -1 : 1
+            index += 1
+            guard let offsetHours = number(2) else { return nil }
+            _ = expect(58)
+            guard let offsetMinutes = number(2) else { return nil }
+            offsetSeconds = sign * (offsetHours * 3600 + offsetMinutes * 60)
+        } else {
+            return nil
+        }
+        guard index == bytes.count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Double(days) * 86_400 + Double(hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+    }
+
+    // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension Date {
+    /// Unix time in whole milliseconds.
+    public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    /// The date at a Unix time in milliseconds.
+    public init(unixMilliseconds: Int64) {
+        self.init(timeIntervalSince1970: Double(unixMilliseconds) / 1000)
+    }
+}

@@ -1,0 +1,203 @@
+import Bus
+import Foundation
+import GRDB
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// The durable event stream of a service that owns data (wire protocol §3).
+///
+/// A change and the events it causes are written in **one transaction**: ``append(_:_:_:user:)``
+/// inserts the event into the outbox table of the same database, numbered by `seq` (1, 2, 3, …
+/// with no gaps: SQLite `AUTOINCREMENT` rolls back with the transaction). After commit the
+/// outbox publishes it; if the process dies first, it is published on the next start. Any
+/// subscriber can fill a gap or catch up with `_events.replay`, which ``registerReplay(on:)``
+/// answers from the table.
+///
+/// The stream's `instance` is a name stored in the database at its creation, so `seq` keeps
+/// counting across restarts and a subscriber's cursor stays valid.
+public final class Outbox: Service, Sendable {
+    public let source: String
+    /// The stream's stable instance name, `<source>-<id of this database>`.
+    public let instance: String
+    private let database: ServiceDatabase
+    private let bus: Bus
+    private let logger: Logger
+    private let wakeups: AsyncStream<Void>
+    private let wake: AsyncStream<Void>.Continuation
+    private let retention: Duration
+
+    /// Adds the outbox tables; register it with the service's other migrations.
+    public static func registerMigrations(_ migrator: inout DatabaseMigrator) {
+        migrator.registerMigration("bus.outbox.v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE bus_outbox (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    id TEXT NOT NULL UNIQUE,
+                    topic TEXT NOT NULL,
+                    user TEXT,
+                    ts INTEGER NOT NULL,
+                    meta TEXT,
+                    payload TEXT NOT NULL
+                );
+                CREATE TABLE bus_outbox_state (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    instance TEXT NOT NULL,
+                    published_seq INTEGER NOT NULL
+                );
+                """)
+            try db.execute(
+                sql: "INSERT INTO bus_outbox_state (singleton, instance, published_seq) VALUES (1, ?, 0)",
+                arguments: [String(UUID().uuidString.prefix(8)).lowercased()])
+        }
+    }
+
+    /// - Parameters:
+    ///   - retention: how long published events stay replayable (`OUTBOX_RETENTION_DAYS`).
+    public init(source: String, database: ServiceDatabase, bus: Bus, retention: Duration = .seconds(30 * 86_400), logger: Logger) throws(BusError) {
+        self.source = source
+        self.database = database
+        self.bus = bus
+        self.logger = logger
+        self.retention = retention
+        (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        do {
+            let suffix = try database.pool.read { db in
+                try String.fetchOne(db, sql: "SELECT instance FROM bus_outbox_state WHERE singleton = 1")
+            }
+            guard let suffix else { throw BusError.failedPrecondition("the outbox migration has not run") }
+            instance = "\(source)-\(suffix)"
+        } catch let error as BusError {
+            throw error
+        } catch {
+            throw .failedPrecondition("cannot read the outbox state: \(error)")
+        }
+    }
+
+    /// Appends an event inside the caller's write transaction; returns its `seq`.
+    /// Call ``notifyCommitted()`` after the transaction commits.
+    @discardableResult
+    public static func append<Payload>(_ db: Database, _ topic: Topic<Payload>, _ payload: Payload, user: String?, meta: [String: String] = [:]) throws -> Int64 {
+        let json = String(decoding: try WireCoding.encode(payload), as: UTF8.self)
+        let metaJSON = meta.isEmpty ? nil : JSONValue.object(meta.mapValues { .string($0) }).jsonText
+        try db.execute(
+            sql: "INSERT INTO bus_outbox (id, topic, user, ts, meta, payload) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [UUID().uuidString.lowercased(), topic.name, user, Date().unixMilliseconds, metaJSON, json])
+        return db.lastInsertedRowID
+    }
+
+    /// Wakes the publisher; call after a transaction that appended events commits.
+    public func notifyCommitted() {
+        wake.yield()
+    }
+
+    /// Publishes stored events in `seq` order as they are committed; also prunes events older
+    /// than the retention. Runs until graceful shutdown (publishing what is committed by then).
+    public func run() async throws {
+        wake.yield()
+        var nextPrune = ContinuousClock.now
+        await withGracefulShutdownHandler {
+            await withTaskGroup(of: Void.self) { group in
+                // A periodic tick covers commits whose caller forgot notifyCommitted().
+                group.addTask { [wake] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .seconds(1))
+                        wake.yield()
+                    }
+                }
+                for await _ in wakeups {
+                    publishPending()
+                    if ContinuousClock.now >= nextPrune {
+                        prune()
+                        nextPrune = ContinuousClock.now + .seconds(3600)
+                    }
+                }
+                group.cancelAll()
+            }
+        } onGracefulShutdown: { [wake] in
+            wake.finish()
+        }
+        publishPending()
+    }
+
+    private func publishPending() {
+        do {
+            while true {
+                let (published, events) = try database.pool.read { db -> (Int64, [StoredRow]) in
+                    let published = try Int64.fetchOne(db, sql: "SELECT published_seq FROM bus_outbox_state WHERE singleton = 1") ?? 0
+                    let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT 500", arguments: [published])
+                    return (published, rows)
+                }
+                guard let last = events.last else { return }
+                for row in events {
+                    try bus.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
+                }
+                try database.pool.write { db in
+                    try db.execute(sql: "UPDATE bus_outbox_state SET published_seq = ? WHERE singleton = 1 AND published_seq = ?", arguments: [last.seq, published])
+                }
+            }
+        } catch {
+            logger.error("outbox could not publish; will retry", metadata: ["error": "\(error)"])
+        }
+    }
+
+    private func prune() {
+        let cutoff = Date().unixMilliseconds - retention.components.seconds * 1000
+        do {
+            let removed = try database.pool.write { db -> Int in
+                // Keep the newest event so that seq keeps counting even after a long quiet time.
+                try db.execute(sql: """
+                    DELETE FROM bus_outbox WHERE ts < ?
+                      AND seq <= (SELECT published_seq FROM bus_outbox_state WHERE singleton = 1)
+                      AND seq < (SELECT MAX(seq) FROM bus_outbox)
+                    """, arguments: [cutoff])
+                return db.changesCount
+            }
+            if removed > 0 { logger.info("outbox pruned old events", metadata: ["removed": "\(removed)"]) }
+        } catch {
+            logger.warning("outbox prune failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Answers `_events.replay` on `host`: the stored events after a `seq` (at most 1000 per call).
+    public func registerReplay(on host: ServiceHost) {
+        let database = self.database, source = self.source, instance = self.instance
+        host.handle(Reserved.eventsReplay(host.service)) { request, _ in
+            guard request.after >= 0 else { throw BusError.invalidArgument("field 'after' must be 0 or more") }
+            let limit = min(max(request.limit ?? 1000, 1), 1000)
+            return try await database.pool.read { db in
+                let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [request.after, limit])
+                let lastSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0
+                let events = try rows.map { row in
+                    StoredEvent(topic: row.topic, header: row.header(source: source, instance: instance), payload: try JSONValue.parse(row.payload))
+                }
+                return ReplayResponse(events: events, lastSeq: lastSeq, instance: instance)
+            }
+        }
+    }
+
+    /// The newest `seq` in the stream (0 when empty).
+    public func lastSeq() throws -> Int64 {
+        try database.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0
+        }
+    }
+}
+
+private struct StoredRow: FetchableRecord, Decodable {
+    var seq: Int64
+    var id: String
+    var topic: String
+    var user: String?
+    var ts: Int64
+    var meta: String?
+    var payload: String
+
+    func header(source: String, instance: String) -> EventHeader {
+        var metadata: [String: String] = [:]
+        if let meta, let object = try? JSONValue.parse(meta).objectValue {
+            for (key, value) in object { metadata[key] = value.stringValue }
+        }
+        return EventHeader(id: id, source: source, instance: instance, seq: seq, ts: ts, user: user, meta: metadata)
+    }
+}

@@ -1,0 +1,80 @@
+import Bus
+import Foundation
+import GRDB
+import Logging
+
+/// A service's own SQLite file: WAL mode, foreign keys on, a busy timeout, and its migrations
+/// applied at open. One per file per process (GRDB's rule); pass it around, never open twice.
+///
+/// ```swift
+/// var migrator = DatabaseMigrator()
+/// migrator.registerMigration("v1: materials") { db in try db.create(table: "material") { ... } }
+/// Outbox.registerMigrations(&migrator)
+/// let database = try ServiceDatabase.open(at: dataDirectory.appending(path: "store.sqlite"), migrator: migrator, logger: logger)
+/// ```
+public final class ServiceDatabase: Sendable {
+    /// The connection pool: one writer, concurrent readers.
+    public let pool: DatabasePool
+    /// Where the file is.
+    public let url: URL
+
+    private init(pool: DatabasePool, url: URL) {
+        self.pool = pool
+        self.url = url
+    }
+
+    /// How hard SQLite syncs to disk (`SQLITE_SYNCHRONOUS`). `normal` (the default with WAL)
+    /// survives a killed process; `full` also survives power loss, at a cost per commit.
+    public enum Durability: String, Sendable {
+        case normal, full
+    }
+
+    /// Opens (creating if needed) the database at `url` and runs every migration not yet applied.
+    /// - Throws: `FAILED_PRECONDITION` when the file cannot be opened or migrated.
+    public static func open(at url: URL, migrator: DatabaseMigrator, durability: Durability = .normal, logger: Logger) throws(BusError) -> ServiceDatabase {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(5)
+        configuration.foreignKeysEnabled = true
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+        }
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            let pool = try DatabasePool(path: url.path, configuration: configuration)
+            let applied = try pool.read { db in try migrator.appliedMigrations(db) }
+            try migrator.migrate(pool)
+            let now = try pool.read { db in try migrator.appliedMigrations(db) }
+            let new = now.filter { !applied.contains($0) }
+            logger.info("database open", metadata: [
+                "file": "\(url.path)", "migrations": "\(now.count)", "applied": "\(new.joined(separator: ", "))",
+            ])
+            return ServiceDatabase(pool: pool, url: url)
+        } catch {
+            throw .failedPrecondition("cannot open database \(url.path): \(error)")
+        }
+    }
+
+    /// Writes a consistent copy of the live database to `destination` (SQLite's online backup),
+    /// while the service keeps running.
+    public func backup(to destination: URL) throws(BusError) {
+        do {
+            let target = try DatabaseQueue(path: destination.path)
+            try pool.backup(to: target)
+            try target.close()
+        } catch {
+            throw .internal("backup to \(destination.path) failed: \(error)")
+        }
+    }
+
+    /// `PRAGMA integrity_check`: "ok" when the file is sound.
+    public func integrityCheck() throws -> String {
+        try pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "no result" }
+    }
+}
+
+extension DatabaseError {
+    /// Whether this is a UNIQUE or PRIMARY KEY constraint violation.
+    public var isUniqueViolation: Bool {
+        extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE || extendedResultCode == .SQLITE_CONSTRAINT_PRIMARYKEY
+    }
+}

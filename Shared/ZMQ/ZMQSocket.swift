@@ -1,0 +1,209 @@
+import CZMQ
+import Foundation
+
+/// The socket types StudyBus uses.
+public enum ZMQSocketType: Sendable {
+    case pub, sub, dealer, router, xpub, xsub, pair
+
+    var raw: Int32 {
+        switch self {
+        case .pub: ZMQ_PUB
+        case .sub: ZMQ_SUB
+        case .dealer: ZMQ_DEALER
+        case .router: ZMQ_ROUTER
+        case .xpub: ZMQ_XPUB
+        case .xsub: ZMQ_XSUB
+        case .pair: ZMQ_PAIR
+        }
+    }
+}
+
+/// An integer socket option (see `zmq_setsockopt`).
+public struct ZMQIntOption: Sendable {
+    let raw: Int32
+    public static let sendHighWaterMark = ZMQIntOption(raw: ZMQ_SNDHWM)
+    public static let receiveHighWaterMark = ZMQIntOption(raw: ZMQ_RCVHWM)
+    public static let routerMandatory = ZMQIntOption(raw: ZMQ_ROUTER_MANDATORY)
+    public static let xpubVerboser = ZMQIntOption(raw: ZMQ_XPUB_VERBOSER)
+    public static let reconnectIntervalMs = ZMQIntOption(raw: ZMQ_RECONNECT_IVL)
+    public static let reconnectIntervalMaxMs = ZMQIntOption(raw: ZMQ_RECONNECT_IVL_MAX)
+    public static let immediate = ZMQIntOption(raw: ZMQ_IMMEDIATE)
+    public static let sendTimeoutMs = ZMQIntOption(raw: ZMQ_SNDTIMEO)
+    public static let receiveTimeoutMs = ZMQIntOption(raw: ZMQ_RCVTIMEO)
+    public static let tcpKeepalive = ZMQIntOption(raw: ZMQ_TCP_KEEPALIVE)
+    public static let linger = ZMQIntOption(raw: ZMQ_LINGER)
+}
+
+/// A libzmq socket. Owned by exactly one thread for its whole life (libzmq sockets are not
+/// thread-safe), so it is deliberately not `Sendable`.
+///
+/// Every socket is created with `ZMQ_LINGER` 0. Close it with ``close()`` on its owning thread
+/// before terminating the context.
+public final class ZMQSocket {
+    let handle: UnsafeMutableRawPointer
+    /// The socket type it was created with.
+    public let type: ZMQSocketType
+    private var closed = false
+
+    /// Creates a socket of `type` in `context`.
+    public init(context: ZMQContext, type: ZMQSocketType) throws(ZMQError) {
+        guard let handle = zmq_socket(context.handle, type.raw) else { throw .last("zmq_socket") }
+        self.handle = handle
+        self.type = type
+        var zero: Int32 = 0
+        zmq_setsockopt(handle, ZMQ_LINGER, &zero, MemoryLayout<Int32>.size)
+    }
+
+    /// Closes the socket; pending outgoing messages are dropped (linger 0). Idempotent.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        zmq_close(handle)
+    }
+
+    /// Binds to `endpoint`, e.g. `tcp://*:5555` or `tcp://127.0.0.1:*`.
+    public func bind(_ endpoint: String) throws(ZMQError) {
+        guard zmq_bind(handle, endpoint) == 0 else { throw .last("bind \(endpoint)") }
+    }
+
+    /// Connects to `endpoint`; libzmq reconnects by itself when the peer goes away.
+    public func connect(_ endpoint: String) throws(ZMQError) {
+        guard zmq_connect(handle, endpoint) == 0 else { throw .last("connect \(endpoint)") }
+    }
+
+    /// Sets an integer option.
+    public func set(_ option: ZMQIntOption, _ value: Int32) throws(ZMQError) {
+        var value = value
+        guard zmq_setsockopt(handle, option.raw, &value, MemoryLayout<Int32>.size) == 0 else {
+            throw .last("setsockopt \(option.raw)")
+        }
+    }
+
+    /// Sets the largest inbound message, in bytes, a peer may send before it is disconnected.
+    public func setMaxMessageSize(_ bytes: Int64) throws(ZMQError) {
+        var value = bytes
+        guard zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size) == 0 else {
+            throw .last("setsockopt ZMQ_MAXMSGSIZE")
+        }
+    }
+
+    /// Adds a prefix subscription (SUB sockets); the empty prefix receives everything.
+    public func subscribe(_ prefix: String) throws(ZMQError) {
+        try setBytes(ZMQ_SUBSCRIBE, Array(prefix.utf8), name: "ZMQ_SUBSCRIBE")
+    }
+
+    /// Removes a prefix subscription (SUB sockets).
+    public func unsubscribe(_ prefix: String) throws(ZMQError) {
+        try setBytes(ZMQ_UNSUBSCRIBE, Array(prefix.utf8), name: "ZMQ_UNSUBSCRIBE")
+    }
+
+    private func setBytes(_ option: Int32, _ bytes: [UInt8], name: String) throws(ZMQError) {
+        let status = bytes.withUnsafeBytes { zmq_setsockopt(handle, option, $0.baseAddress, $0.count) }
+        guard status == 0 else { throw .last("setsockopt \(name)") }
+    }
+
+    /// The endpoint the socket last bound or connected to, with the port resolved when it was `*`.
+    public var lastEndpoint: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        var size = buffer.count
+        zmq_getsockopt(handle, ZMQ_LAST_ENDPOINT, &buffer, &size)
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    // MARK: Sending
+
+    /// Sends one message part. Returns `false` when `dontWait` is set and the part would block.
+    @discardableResult
+    public func send(bytes: UnsafeRawBufferPointer, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        while true {
+            if zmq_send(handle, bytes.baseAddress, bytes.count, flags) >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN && dontWait { return false }
+            throw ZMQError(code: code, operation: "send")
+        }
+    }
+
+    /// Sends one message part holding `data`.
+    @discardableResult
+    public func send(_ data: Data, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        do {
+            return try data.withUnsafeBytes { try send(bytes: $0, more: more, dontWait: dontWait) }
+        } catch let error as ZMQError {
+            throw error
+        } catch {
+            fatalError("unreachable: send throws only ZMQError")
+        }
+    }
+
+    /// Sends one message part holding the UTF-8 bytes of `string`.
+    @discardableResult
+    public func send(_ string: String, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try send(Data(string.utf8), more: more, dontWait: dontWait)
+    }
+
+    /// Sends a frame, moving its content to libzmq (the frame is empty afterwards).
+    @discardableResult
+    public func send(frame: ZMQFrame, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        while true {
+            if zmq_msg_send(frame.message, handle, flags) >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN && dontWait { return false }
+            throw ZMQError(code: code, operation: "send")
+        }
+    }
+
+    /// Sends a whole multipart message. With `dontWait`, returns `false` if the first part would
+    /// block (libzmq queues the rest of a message atomically once the first part is accepted).
+    @discardableResult
+    public func send(_ parts: [Data], dontWait: Bool = false) throws(ZMQError) -> Bool {
+        for (index, part) in parts.enumerated() {
+            let more = index < parts.count - 1
+            if try !send(part, more: more, dontWait: dontWait && index == 0) { return false }
+        }
+        return true
+    }
+
+    // MARK: Receiving
+
+    /// Receives one whole multipart message as frames, or `nil` if `dontWait` is set and none is
+    /// waiting.
+    public func receiveFrames(dontWait: Bool = false) throws(ZMQError) -> [ZMQFrame]? {
+        var frames: [ZMQFrame] = []
+        let flags = dontWait ? ZMQ_DONTWAIT : 0
+        while true {
+            let frame = ZMQFrame()
+            // Only the first part can be "not there yet"; later parts arrive atomically with it.
+            if try !receive(into: frame, flags: frames.isEmpty ? flags : 0) { return nil }
+            frames.append(frame)
+            if zmq_msg_more(frame.message) == 0 { return frames }
+        }
+    }
+
+    /// Receives one whole multipart message as copies of its bytes.
+    public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
+        try receiveFrames(dontWait: dontWait)?.map(\.data)
+    }
+
+    /// Receives one part into `frame`. Returns `false` on EAGAIN when non-blocking.
+    public func receive(into frame: ZMQFrame, flags: Int32) throws(ZMQError) -> Bool {
+        while true {
+            if zmq_msg_recv(frame.message, handle, flags) >= 0 { return true }
+            let code = zmq_errno()
+            if code == EINTR { continue }
+            if code == EAGAIN && (flags & ZMQ_DONTWAIT) != 0 { return false }
+            throw ZMQError(code: code, operation: "receive")
+        }
+    }
+
+    /// Whether the part just received by ``receive(into:flags:)`` has more parts after it.
+    public func frameHasMore(_ frame: ZMQFrame) -> Bool {
+        zmq_msg_more(frame.message) != 0
+    }
+
+    /// Flags value for a non-blocking receive.
+    public static let dontWait = ZMQ_DONTWAIT
+}

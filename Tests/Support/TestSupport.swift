@@ -1,0 +1,89 @@
+import BrokerCore
+import Bus
+import Foundation
+import Logging
+import Synchronization
+import Testing
+
+// What every test of a bus service needs: a real broker on ephemeral loopback ports, bus
+// configurations pointing at it, waiting on a condition with a deadline, collecting events.
+
+/// Test loggers print nothing unless STUDYBUS_TEST_LOGS is set.
+public func testLogger(_ label: String) -> Logger {
+    var logger = Logger(label: label) { label -> any LogHandler in
+        if ProcessInfo.processInfo.environment["STUDYBUS_TEST_LOGS"] == nil { return SwiftLogNoOpLogHandler() }
+        return StreamLogHandler.standardError(label: label)
+    }
+    logger.logLevel = .debug
+    return logger
+}
+
+/// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick.
+public func startBroker(
+    heartbeatMs: Int = 100, maxQueue: Int = 10_000, rpc: String = "tcp://127.0.0.1:*",
+    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*"
+) async throws -> (Broker, Broker.Endpoints) {
+    var configuration = BrokerConfiguration()
+    configuration.rpcBind = rpc
+    configuration.pubBind = pub
+    configuration.subBind = sub
+    configuration.heartbeatInterval = .milliseconds(heartbeatMs)
+    configuration.maxQueuedPerService = maxQueue
+    let broker = try Broker(configuration: configuration, logger: testLogger("broker"))
+    return (broker, try await broker.start())
+}
+
+public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = 100) -> BusConfiguration {
+    var configuration = BusConfiguration(source: source)
+    configuration.rpcEndpoint = endpoints.rpc
+    configuration.pubEndpoint = endpoints.pub
+    configuration.subEndpoint = endpoints.sub
+    configuration.heartbeatInterval = .milliseconds(heartbeatMs)
+    configuration.reconnectInitialDelay = .milliseconds(50)
+    configuration.reconnectMaximumDelay = .milliseconds(400)
+    return configuration
+}
+
+/// Retries `condition` every 20 ms until it holds, failing after `timeout`.
+public func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if try await condition() { return }
+        try await Task.sleep(for: .milliseconds(20))
+    }
+    Issue.record("timed out waiting for: \(what)")
+    throw BusError.deadlineExceeded("timed out waiting for \(what)")
+}
+
+/// Runs `body` with a time limit; the test fails instead of hanging.
+public func withTimeout<T: Sendable>(_ limit: Duration = .seconds(20), _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: limit)
+            throw BusError.deadlineExceeded("test step took longer than \(limit)")
+        }
+        let result = try await group.next()!
+        group.cancelAll()
+        return result
+    }
+}
+
+/// Collects the events of a subscription in the background.
+public final class EventCollector: Sendable {
+    private let events = Mutex<[BusEvent]>([])
+    private let task = Mutex<Task<Void, Never>?>(nil)
+
+    public init(_ subscription: EventSubscription) {
+        let handle = Task { [weak self] in
+            for await event in subscription { self?.events.withLock { $0.append(event) } }
+        }
+        task.withLock { $0 = handle }
+    }
+
+    public var all: [BusEvent] { events.withLock { $0 } }
+
+    public func topics() -> [String] { all.map(\.topic) }
+
+    public func cancel() { task.withLock { $0?.cancel() } }
+}

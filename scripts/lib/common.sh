@@ -1,0 +1,53 @@
+# Shared by the scripts: paths, system packages, the Python venv for tests. Source it.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+DATA="${STUDYBUS_DATA:-$ROOT/.data}"
+VENV="$ROOT/.build-venv"
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Installs every Debian package listed in scripts/requirements/apt/*.txt that is missing.
+ensure_system_packages() {
+    local wanted=() missing=()
+    while read -r package; do
+        [ -n "$package" ] && wanted+=("$package")
+    done < <(cat "$ROOT"/scripts/requirements/apt/*.txt | sed 's/#.*//' | tr -s ' \t' '\n' | sort -u)
+    for package in "${wanted[@]}"; do
+        dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing system packages: ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+# A virtualenv with every Python package the tests use (scripts/requirements/pip/*.txt).
+ensure_python_venv() {
+    if [ ! -x "$VENV/bin/python" ]; then
+        log "creating the test virtualenv in .build-venv"
+        python3 -m venv "$VENV"
+    fi
+    local requirements
+    requirements=$(cat "$ROOT"/scripts/requirements/pip/*.txt | sed 's/#.*//' | grep -v '^\s*$' | sort -u)
+    local stamp="$VENV/.requirements"
+    if [ "$requirements" != "$(cat "$stamp" 2>/dev/null)" ]; then
+        log "installing Python test packages"
+        "$VENV/bin/pip" install --quiet --disable-pip-version-check $requirements
+        printf '%s' "$requirements" > "$stamp"
+    fi
+}
+
+# swift build with our own warnings treated as errors (dependencies may warn).
+build_checked() {
+    local output status=0
+    output=$(swift build "$@" 2>&1) || status=$?
+    printf '%s\n' "$output" | grep -vE '^\[[0-9]+/[0-9]+\]' || true
+    [ $status -eq 0 ] || return $status
+    if printf '%s\n' "$output" | grep -E "^$ROOT/(Shared|Services|Tests|Benchmarks)/.*warning:" >/dev/null; then
+        die "the build has warnings in StudyBus code (listed above); fix them"
+    fi
+}
