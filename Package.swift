@@ -53,6 +53,12 @@ let package = Package(
             path: "Shared/Storage"
         ),
 
+        .target(
+            name: "HTTPClient",
+            dependencies: ["CCurl", "Bus", .product(name: "Logging", package: "swift-log")],
+            path: "Shared/HTTPClient"
+        ),
+
         // broker: a library with the routing logic and a thin main.
         .target(
             name: "BrokerCore",
@@ -83,6 +89,7 @@ let package = Package(
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
 )
