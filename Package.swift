@@ -88,8 +88,9 @@ let package = Package(
             dependencies: ["Bus", "BrokerCore", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
-        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests"),
+        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
+        .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
