@@ -82,6 +82,9 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // Benchmarks: the Swift processes of scripts/bench-bus.
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+
         // Tests.
         .target(
             name: "TestSupport",
