@@ -105,7 +105,8 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",
-            dependencies: ["TimerTickerCore", "Contracts", "Bus", "Storage", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TimerTickerCore", "Contracts", "Bus", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/TimerTickerTests"
         ),
     ]

@@ -76,25 +76,29 @@ public enum TimerOutcome: Equatable, Sendable {
 
 /// The status machine of a timer, as one function: which action is allowed in which state.
 public enum TimerStateMachine {
-    /// The outcome of `action` on a timer in `status`.
-    /// - Throws: FAILED_PRECONDITION naming both the state and the action when it is not allowed.
-    public static func apply(_ action: TimerAction, to status: TimerStatus) throws(BusError) -> TimerOutcome {
+    /// The outcome of `action` on a timer in `status`, nil when it is not allowed.
+    public static func outcome(of action: TimerAction, on status: TimerStatus) -> TimerOutcome? {
         switch (action, status) {
-        case (.pause, .running): return .becomes(.paused)
-        case (.resume, .paused): return .becomes(.running)
-        case (.stop, .running), (.stop, .paused): return .becomes(.stopped)
-        case (.complete, .running): return .becomes(.completed)
-        case (.restart, _): return .becomes(.running)
-        case (.duplicate, _): return .copied
-        case (.delete, _): return .removed
-        case (.pause, _), (.resume, _), (.stop, _), (.complete, _):
-            throw .failedPrecondition(
-                "cannot \(action.rawValue) a \(status.rawValue) timer (\(action.rawValue) needs \(allowedStates(action)))",
-                details: .object(["state": .string(status.rawValue), "action": .string(action.rawValue)]))
+        case (.pause, .running): .becomes(.paused)
+        case (.resume, .paused): .becomes(.running)
+        case (.stop, .running), (.stop, .paused): .becomes(.stopped)
+        case (.complete, .running): .becomes(.completed)
+        case (.restart, _): .becomes(.running)
+        case (.duplicate, _): .copied
+        case (.delete, _): .removed
+        case (.pause, _), (.resume, _), (.stop, _), (.complete, _): nil
         }
     }
 
-    private static func allowedStates(_ action: TimerAction) -> String {
-        TimerStatus.allCases.filter { (try? apply(action, to: $0)) != nil }.map { "a \($0.rawValue) one" }.joined(separator: " or ")
+    /// The outcome of `action` on a timer in `status`.
+    /// - Throws: FAILED_PRECONDITION naming both the state and the action when it is not allowed.
+    public static func apply(_ action: TimerAction, to status: TimerStatus) throws(BusError) -> TimerOutcome {
+        guard let outcome = outcome(of: action, on: status) else {
+            let allowed = TimerStatus.allCases.filter { outcome(of: action, on: $0) != nil }.map(\.rawValue).joined(separator: " or ")
+            throw .failedPrecondition(
+                "cannot \(action.rawValue) a \(status.rawValue) timer (only a \(allowed) timer can \(action.rawValue))",
+                details: .object(["state": .string(status.rawValue), "action": .string(action.rawValue)]))
+        }
+        return outcome
     }
 }
