@@ -73,6 +73,35 @@ struct EngineTests {
         #expect(engine.count == 0)
     }
 
+    @Test("cancelling most entries (tombstones, then a rebuild) leaves exactly the others, popped in deadline order")
+    func massCancel() {
+        var heap = TimerHeap()
+        var dues: [Int64: Int64] = [:]
+        for key in 1...20_000 as ClosedRange<Int64> {
+            let due = Int64.random(in: 0...1_000_000)
+            heap.schedule(key: key, run: 1, kind: .completion, due: due)
+            dues[key] = due
+        }
+        for key in (1...20_000 as ClosedRange<Int64>).shuffled().prefix(18_000) {
+            let cancelled = heap.cancel(key: key)
+            #expect(cancelled)
+            dues[key] = nil
+        }
+        let unknown = heap.cancel(key: 0)
+        #expect(!unknown)
+        #expect(heap.count == 2_000)
+        for key in dues.keys.shuffled().prefix(500) {
+            let due = Int64.random(in: 0...1_000_000)
+            heap.schedule(key: key, run: 2, kind: .discard, due: due)
+            dues[key] = due
+        }
+        var popped: [DueEntry] = []
+        heap.popDue(now: .max, into: &popped)
+        #expect(popped.count == 2_000 && heap.count == 0 && heap.nextDue == nil)
+        #expect(popped.map(\.due) == popped.map(\.due).sorted())
+        #expect(Dictionary(uniqueKeysWithValues: popped.map { ($0.key, $0.due) }) == dues)
+    }
+
     @Test("a deadline is rounded up to the next millisecond, so firing at it is never early")
     func deadlineRounding() {
         let clock = ManualEngineClock(milliseconds: 10)

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import ServiceKit
 import Storage
 import TestSupport
 import Testing
@@ -117,6 +118,24 @@ struct ServiceTests {
         #expect(topics == ["timer.created", "timer.paused", "timer.resumed", "timer.stopped", "timer.restarted", "timer.deleted"])
         let list = try await world.call(TimerTicker.listTimers, .init())
         #expect(list.timers.isEmpty)
+        await world.stop()
+    }
+
+    @Test("a request that meets a run already over records that completion first, once")
+    func requestCompletesEndedRun() async throws {
+        let wallClock = ManualWallClock(Date())
+        let world = try await TimerWorld.start(wallClock: wallClock)
+        let timer = try await world.call(TimerTicker.createTimer, .init(label: "Eggs", minutes: 5, endAction: .keep))
+        wallClock.advance(by: 301)  // the time of day passes the end; the engine's monotonic deadline has not
+        let refused = await world.failure(TimerTicker.pauseTimer, .init(id: timer.id))
+        #expect(refused?.code == .failedPrecondition && refused?.message.contains("completed") == true)
+        let restarted = try await world.call(TimerTicker.restartTimer, .init(id: timer.id))
+        #expect(restarted.run == 2 && restarted.status == .running)
+        let events = try await replayAll(world.client)
+        #expect(events.map(\.topic) == ["timer.created", "timer.completed", "timer.restarted"])
+        let completed = try events[1].decode(TimerTicker.timerCompleted)
+        #expect(completed.timer.run == 1 && completed.endDate == timer.endDate && completed.firedAt >= completed.endDate)
+        #expect(world.server.engine.entry(for: 1)?.run == 2)
         await world.stop()
     }
 

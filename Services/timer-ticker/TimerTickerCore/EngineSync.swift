@@ -48,14 +48,14 @@ struct EngineSync: Sendable {
     func load(_ db: Database) throws -> Int {
         let expected = try Int.fetchOne(db, sql: """
             SELECT (SELECT COUNT(*) FROM timer WHERE status = 'running')
-                 + (SELECT COUNT(*) FROM timer WHERE pending_deletion_ms IS NOT NULL AND status = 'completed')
+                 + (SELECT COUNT(*) FROM timer WHERE pending_deletion_ms IS NOT NULL)
             """) ?? 0
         let nowMs = wallClock.now().unixMilliseconds
         let base = engine.clock.deadline(afterMilliseconds: 0)
         let rows = try Row.fetchCursor(db, sql: """
             SELECT engine_key, run, end_ms, 0 FROM timer WHERE status = 'running'
             UNION ALL
-            SELECT engine_key, run, pending_deletion_ms, 1 FROM timer WHERE pending_deletion_ms IS NOT NULL AND status = 'completed'
+            SELECT engine_key, run, pending_deletion_ms, 1 FROM timer WHERE pending_deletion_ms IS NOT NULL
             """)
         var entries: [(key: Int64, run: Int32, kind: FireKind, due: Int64)] = []
         entries.reserveCapacity(expected)

@@ -76,7 +76,9 @@ struct TimerHandlers: Sendable {
             guard var row = try TimerRow.fetch(db, id: request.id, user: user) else { throw Self.notFound(request.id) }
             if row.status == .running, let endMs = row.endMs, endMs <= nowMs {
                 // The run is over though its completion is not recorded yet: record it now.
+                // The engine follows the last row synced in the transaction.
                 row = try recorder.complete(db, row, firedMs: nowMs)
+                sync.syncAfterCommit(db, row)
             }
             return try apply(action, to: row, db: db, nowMs: nowMs)
         }

@@ -48,8 +48,8 @@ struct TimerRow: FetchableRecord, Sendable {
         firedMs = row["fired_ms"]
         createdMs = row["created_ms"]
         updatedMs = row["updated_ms"] ?? createdMs
-        remainingMs = 0
-        remainingMs = row["remaining_ms"] ?? (status == .completed ? 0 : durationMs)
+        let fullMs = Int64(hours * 3600 + minutes * 60 + seconds) * 1000
+        remainingMs = row["remaining_ms"] ?? (status == .completed ? 0 : fullMs)
     }
 
     init(

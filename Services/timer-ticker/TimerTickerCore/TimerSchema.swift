@@ -2,7 +2,8 @@ import GRDB
 import Storage
 
 /// timer-ticker's tables. Times are Unix milliseconds (INTEGER) so the start-up load and the
-/// completion writer never parse dates; `engine_key` (the rowid) is the engine's key.
+/// completion writer never parse dates; `engine_key` (the rowid) is the engine's key. The two
+/// partial indexes cover the start-up load (key, run, deadline), so it reads no table page.
 public enum TimerSchema {
     /// Every migration of the service's database, the shared ones included.
     public static func migrator() -> DatabaseMigrator {
@@ -32,8 +33,8 @@ public enum TimerSchema {
                 );
                 CREATE INDEX timer_user ON timer (user_id, created_ms);
                 CREATE INDEX timer_user_active ON timer (user_id) WHERE status IN ('running', 'paused');
-                CREATE INDEX timer_running ON timer (end_ms) WHERE status = 'running';
-                CREATE INDEX timer_pending_deletion ON timer (pending_deletion_ms) WHERE pending_deletion_ms IS NOT NULL;
+                CREATE INDEX timer_running ON timer (end_ms, run) WHERE status = 'running';
+                CREATE INDEX timer_pending_deletion ON timer (pending_deletion_ms, run) WHERE pending_deletion_ms IS NOT NULL;
                 CREATE TABLE preset (
                     id TEXT PRIMARY KEY,
                     user_id TEXT NOT NULL,

@@ -66,9 +66,11 @@ public final class TimerTickerServer: Sendable {
             maximumActiveTimers: configuration.maximumActiveTimers
         ).register(on: host)
         PresetHandlers(database: database, wallClock: wallClock).register(on: host)
+        let opened = ContinuousClock.now
         let loaded = try database.pool.read { db in try sync.load(db) }
         logger.info("timers loaded", metadata: [
-            "scheduled": "\(loaded)", "ms": "\((ContinuousClock.now - started).wholeMicroseconds / 1000)",
+            "scheduled": "\(loaded)", "open_ms": "\((opened - started).wholeMicroseconds / 1000)",
+            "load_ms": "\((ContinuousClock.now - opened).wholeMicroseconds / 1000)",
         ])
     }
 

@@ -17,13 +17,17 @@ public struct DueEntry: Sendable, Equatable {
     public var due: Int64
 }
 
-/// An indexed 4-ary min-heap of timer deadlines: schedule, reschedule and cancel by key in
-/// O(log n), the earliest deadline in O(1), every due entry popped in O(k log n).
+/// An indexed 4-ary min-heap of timer deadlines: schedule and reschedule by key in O(log n),
+/// cancel in O(1) amortized, the earliest deadline in O(1), every due entry popped in O(k log n).
 ///
 /// Entries live in slot arrays (structure of arrays, no per-entry allocation); the heap holds
 /// (deadline, slot) pairs so that sifting compares deadlines without chasing pointers, and each
-/// slot remembers its heap position so that a cancel finds its entry at once. A 4-ary heap is
+/// slot remembers its heap position so that a reschedule finds its entry at once. A 4-ary heap is
 /// half as deep as a binary one and its four children share one cache line.
+///
+/// A cancel only marks its slot dead (a tombstone) and forgets the key: the node leaves the heap
+/// when it reaches the top, or when tombstones outnumber live entries and the heap is rebuilt
+/// (O(n), so O(1) per cancel amortized). The top of the heap is never a tombstone.
 public struct TimerHeap: Sendable {
     private struct Node {
         var due: Int64
@@ -37,11 +41,14 @@ public struct TimerHeap: Sendable {
     private var slotPositions: [Int32] = []
     private var freeSlots: [Int32] = []
     private var slotOfKey: [Int64: Int32] = [:]
+    private var tombstones = 0
+    /// The key of a cancelled slot whose node is still in the heap.
+    private static let dead = Int64.min
 
     public init() {}
 
     /// How many entries are scheduled.
-    public var count: Int { heap.count }
+    public var count: Int { slotOfKey.count }
 
     /// The earliest deadline, if any.
     public var nextDue: Int64? { heap.first?.due }
@@ -82,7 +89,8 @@ public struct TimerHeap: Sendable {
             slotPositions[Int(slot)] = Int32(heap.count - 1)
             siftUp(heap.count - 1)
         }
-        return previousFirst.map { due < $0 } ?? true
+        purgeTop()
+        return previousFirst.map { (heap.first?.due ?? due) < $0 } ?? true
     }
 
     /// Adds an entry without restoring heap order; call ``heapify()`` after the last one.
@@ -102,14 +110,20 @@ public struct TimerHeap: Sendable {
             siftDown(index)
             index -= 1
         }
+        purgeTop()
     }
 
     /// Removes `key`'s entry; returns whether there was one.
     @discardableResult
     public mutating func cancel(key: Int64) -> Bool {
         guard let slot = slotOfKey.removeValue(forKey: key) else { return false }
-        removeNode(at: Int(slotPositions[Int(slot)]))
-        freeSlots.append(slot)
+        slotKeys[Int(slot)] = Self.dead
+        tombstones += 1
+        if slotPositions[Int(slot)] == 0 {
+            purgeTop()
+        } else if tombstones > 1024 && tombstones * 2 > heap.count {
+            compact()
+        }
         return true
     }
 
@@ -122,10 +136,37 @@ public struct TimerHeap: Sendable {
             slotOfKey.removeValue(forKey: key)
             freeSlots.append(first.slot)
             removeNode(at: 0)
+            purgeTop()
         }
     }
 
     // MARK: Internals
+
+    /// Drops tombstones from the top until a live entry (or nothing) is there.
+    private mutating func purgeTop() {
+        while let first = heap.first, slotKeys[Int(first.slot)] == Self.dead {
+            freeSlots.append(first.slot)
+            tombstones -= 1
+            removeNode(at: 0)
+        }
+    }
+
+    /// Rebuilds the heap without its tombstones.
+    private mutating func compact() {
+        var live: [Node] = []
+        live.reserveCapacity(heap.count - tombstones)
+        for node in heap {
+            if slotKeys[Int(node.slot)] == Self.dead {
+                freeSlots.append(node.slot)
+            } else {
+                slotPositions[Int(node.slot)] = Int32(live.count)
+                live.append(node)
+            }
+        }
+        heap = live
+        tombstones = 0
+        heapify()
+    }
 
     private mutating func allocateSlot(key: Int64, run: Int32, kind: FireKind) -> Int32 {
         let slot: Int32
