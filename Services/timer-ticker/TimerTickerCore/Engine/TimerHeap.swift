@@ -40,7 +40,7 @@ public struct TimerHeap: Sendable {
     private var slotKinds: [FireKind] = []
     private var slotPositions: [Int32] = []
     private var freeSlots: [Int32] = []
-    private var slotOfKey: [Int64: Int32] = [:]
+    private var slotOfKey = KeyIndex()
     private var tombstones = 0
     /// The key of a cancelled slot whose node is still in the heap.
     private static let dead = Int64.min
@@ -60,7 +60,6 @@ public struct TimerHeap: Sendable {
         slotRuns.reserveCapacity(capacity)
         slotKinds.reserveCapacity(capacity)
         slotPositions.reserveCapacity(capacity)
-        slotOfKey.reserveCapacity(capacity)
     }
 
     /// Whether `key` is scheduled, and for which run and kind.
@@ -116,7 +115,7 @@ public struct TimerHeap: Sendable {
     /// Removes `key`'s entry; returns whether there was one.
     @discardableResult
     public mutating func cancel(key: Int64) -> Bool {
-        guard let slot = slotOfKey.removeValue(forKey: key) else { return false }
+        guard let slot = slotOfKey.remove(key) else { return false }
         slotKeys[Int(slot)] = Self.dead
         tombstones += 1
         if slotPositions[Int(slot)] == 0 {
@@ -133,7 +132,7 @@ public struct TimerHeap: Sendable {
             let index = Int(first.slot)
             let key = slotKeys[index]
             output.append(DueEntry(key: key, run: slotRuns[index], kind: slotKinds[index], due: first.due))
-            slotOfKey.removeValue(forKey: key)
+            _ = slotOfKey.remove(key)
             freeSlots.append(first.slot)
             removeNode(at: 0)
             purgeTop()
@@ -183,7 +182,7 @@ public struct TimerHeap: Sendable {
             slotKinds.append(kind)
             slotPositions.append(0)
         }
-        slotOfKey[key] = slot
+        slotOfKey.insert(key, slot: slot)
         return slot
     }
 
