@@ -140,11 +140,16 @@ busConfiguration.subscriptionBufferLimit = max(busConfiguration.subscriptionBuff
 let bus = try Bus(configuration: busConfiguration, logger: logger)
 
 let lateness = Mutex<[Double]>([])
+/// The two parts of the lateness: end date -> engine fired (firedAt), firedAt -> received.
+let engineLateness = Mutex<[Double]>([])
+let pipelineLateness = Mutex<[Double]>([])
 let subscription = try bus.subscribe(TimerTicker.timerCompleted)
 let listener = Task {
     for await event in subscription where event.payload.timer.userId == "lateness" {
         let received = Date()
         lateness.withLock { $0.append(received.timeIntervalSince(event.payload.endDate) * 1000) }
+        engineLateness.withLock { $0.append(event.payload.firedAt.timeIntervalSince(event.payload.endDate) * 1000) }
+        pipelineLateness.withLock { $0.append(received.timeIntervalSince(event.payload.firedAt) * 1000) }
     }
 }
 
@@ -200,6 +205,8 @@ if launchedMs + Int64(ready.wholeMicroseconds / 1000) > latenessStartMs {
 report("fire_lateness_ms_p50", percentile(measured, 0.50), "ms")
 report("fire_lateness_ms_p99", percentile(measured, 0.99), "ms")
 report("fire_lateness_received", Double(measured.count), "events")
+report("fire_engine_ms_p99", percentile(engineLateness.withLock { $0 }, 0.99), "ms")
+report("fire_pipeline_ms_p99", percentile(pipelineLateness.withLock { $0 }, 0.99), "ms")
 report("rss_mb_after_burst", rssMegabytes(pid: process.processIdentifier), "MB")
 
 process.terminate()

@@ -28,19 +28,23 @@ final class TimerWorld: Sendable {
 
     var databaseURL: URL { directory.appending(path: "timer-ticker.sqlite") }
 
-    private init(broker: Broker, endpoints: Broker.Endpoints, directory: URL, client: Bus, serviceBus: Bus, server: TimerTickerServer) {
+    private init(
+        broker: Broker, endpoints: Broker.Endpoints, directory: URL, client: Bus, serviceBus: Bus, server: TimerTickerServer, firing: Bool
+    ) {
         self.broker = broker
         self.endpoints = endpoints
         self.directory = directory
         self.client = client
         self.serviceBus = serviceBus
         self.server = server
-        tasks = server.services.map { service in Task { try await service.run() } }
+        // services are [outbox, engine with its completion writer, host]; without firing, the
+        // engine's thread never starts, as if the process died before any timer came due.
+        tasks = server.services.enumerated().filter { firing || $0.offset != 1 }.map { _, service in Task { try await service.run() } }
     }
 
     static func start(
         configuration: TimerTickerConfiguration = TimerTickerConfiguration(), wallClock: any WallClock = SystemWallClock(),
-        directory: URL? = nil, broker existing: (Broker, Broker.Endpoints)? = nil
+        directory: URL? = nil, broker existing: (Broker, Broker.Endpoints)? = nil, firing: Bool = true
     ) async throws -> TimerWorld {
         let (broker, endpoints) = if let existing { existing } else { try await startBroker() }
         let directory = try directory ?? temporaryDirectory()
@@ -49,7 +53,7 @@ final class TimerWorld: Sendable {
             bus: serviceBus, databaseURL: directory.appending(path: "timer-ticker.sqlite"), configuration: configuration,
             wallClock: wallClock, logger: testLogger("timer-ticker"))
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
-        let world = TimerWorld(broker: broker, endpoints: endpoints, directory: directory, client: client, serviceBus: serviceBus, server: server)
+        let world = TimerWorld(broker: broker, endpoints: endpoints, directory: directory, client: client, serviceBus: serviceBus, server: server, firing: firing)
         try await eventually("timer-ticker serves") { (try? await client.call(Reserved.health("timer-ticker"), Empty())) != nil }
         return world
     }

@@ -97,37 +97,56 @@ final class CompletionWriter: Service, Sendable {
         }
     }
 
-    /// Writes one batch, retrying until it commits: an entry is dropped only once written.
+    /// Writes one batch, retrying while it fails. A batch that keeps failing is written entry by
+    /// entry, so one bad row cannot hold up the others; an entry that still fails is left
+    /// unwritten (logged): its timer stays `running` with an end in the past and fires again at
+    /// the next start, so it is still recorded exactly once.
     private func write(_ batch: [FiredEntry]) async {
         var attempt = 0
         while true {
             do {
-                let recorded = try await database.pool.write { [recorder, scheduler] db -> Int in
-                    var recorded = 0
-                    for fired in batch {
-                        switch fired.entry.kind {
-                        case .completion:
-                            if let row = try recorder.complete(db, key: fired.entry.key, run: Int(fired.entry.run), firedMs: fired.firedMs) {
-                                scheduler.syncAfterCommit(db, row)
-                                recorded += 1
-                            }
-                        case .discard:
-                            if try recorder.discard(db, key: fired.entry.key, run: Int(fired.entry.run), nowMs: fired.firedMs) {
-                                recorded += 1
-                            }
-                        }
-                    }
-                    return recorded
-                }
+                let recorded = try await record(batch)
                 if recorded > 0 { outbox.notifyCommitted() }
+                logger.debug("fired entries written", metadata: ["entries": "\(batch.count)", "recorded": "\(recorded)"])
                 return
             } catch {
                 attempt += 1
                 logger.error("cannot record completions; retrying", metadata: ["entries": "\(batch.count)", "attempt": "\(attempt)", "error": "\(error)"])
+                if attempt >= 3 {
+                    if batch.count > 1 {
+                        for entry in batch { await write([entry]) }
+                    } else {
+                        logger.critical("giving up on a fired entry until the next start", metadata: [
+                            "key": "\(batch[0].entry.key)", "run": "\(batch[0].entry.run)", "kind": "\(batch[0].entry.kind)",
+                        ])
+                    }
+                    return
+                }
                 // Cancelled (shutdown took too long): the entries stay unwritten, and the next
                 // start fires them again from the database.
-                guard (try? await Task.sleep(for: .milliseconds(min(1000, 50 * attempt)))) != nil else { return }
+                guard (try? await Task.sleep(for: .milliseconds(100 * attempt))) != nil else { return }
             }
+        }
+    }
+
+    /// Records a batch in one transaction; returns how many entries changed something.
+    private func record(_ batch: [FiredEntry]) async throws -> Int {
+        try await database.pool.write { [recorder, scheduler] db -> Int in
+            var recorded = 0
+            for fired in batch {
+                switch fired.entry.kind {
+                case .completion:
+                    if let row = try recorder.complete(db, key: fired.entry.key, run: Int(fired.entry.run), firedMs: fired.firedMs) {
+                        scheduler.syncAfterCommit(db, row)
+                        recorded += 1
+                    }
+                case .discard:
+                    if try recorder.discard(db, key: fired.entry.key, run: Int(fired.entry.run), nowMs: fired.firedMs) {
+                        recorded += 1
+                    }
+                }
+            }
+            return recorded
         }
     }
 }
