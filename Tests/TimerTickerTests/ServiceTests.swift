@@ -200,6 +200,20 @@ struct ServiceTests {
         await world.stop()
     }
 
+    @Test("_describe lists every method and event of the contract, with the status values")
+    func describe() async throws {
+        let world = try await TimerWorld.start()
+        let description = try await world.client.call(Reserved.describe("timer-ticker"), Empty())
+        let methods = Set(description.methods.map(\.name))
+        #expect(Set(TimerTicker.methods.map(\.name)).isSubset(of: methods) && methods.contains("_events.replay"))
+        #expect(description.events.map(\.topic) == [
+            "timer.created", "timer.paused", "timer.resumed", "timer.stopped", "timer.restarted", "timer.deleted", "timer.completed",
+        ])
+        let created = try #require(description.methods.first { $0.name == "timers.create" })
+        #expect(created.response.jsonText.contains("running|paused|stopped|completed"))
+        await world.stop()
+    }
+
     @Test("a repeated create with the same idempotency key starts one timer")
     func idempotentCreate() async throws {
         let world = try await TimerWorld.start()
