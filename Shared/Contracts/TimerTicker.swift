@@ -10,6 +10,7 @@ public let TimerTicker = TimerTickerContract()
 /// The methods and events of `timer-ticker`. Every method acts for the request header's `user`;
 /// another user's timer or preset is NOT_FOUND.
 public struct TimerTickerContract: ServiceContract {
+    /// The service name on the bus.
     public static let serviceName = "timer-ticker"
 
     // MARK: Timers
@@ -76,6 +77,7 @@ public struct TimerTickerContract: ServiceContract {
     public let timerCompleted = Topic<TimerCompleted>(
         "timer.completed", "A timer reached its end (once per run): the timer, its end date, when it fired and how late.")
 
+    /// The contract; use the global ``TimerTicker``.
     public init() {}
 }
 
@@ -114,17 +116,23 @@ public enum TimerLimits {
 /// Records written by an older version without a newer field still decode: every field but
 /// `id`, `label`, `hours`, `minutes`, `seconds`, `status` and `createdAt` has a default.
 public struct CountdownTimer: Codable, Sendable, Equatable {
+    /// The timer id (a lowercase UUID).
     public var id: String
+    /// The user who owns it.
     public var userId: String
     /// Trimmed, control characters removed, runs of whitespace collapsed; may be empty.
     public var label: String
+    /// The duration: hours 0...24.
     public var hours: Int
+    /// The duration: minutes 0...59.
     public var minutes: Int
+    /// The duration: seconds 0...59.
     public var seconds: Int
     /// Play a sound at the end (default true).
     public var isSoundOn: Bool
     /// Vibrate at the end (default true).
     public var isVibrationOn: Bool
+    /// Where it is in the status machine.
     public var status: TimerStatus
     /// When the current run ends (running) or ended (completed); nil when paused or stopped.
     public var endDate: Date?
@@ -133,12 +141,15 @@ public struct CountdownTimer: Codable, Sendable, Equatable {
     public var remainingSeconds: Double
     /// When a completed `discard` timer will be deleted; nil otherwise.
     public var pendingDeletionAt: Date?
+    /// What happens after completion (default `discard`).
     public var endAction: TimerEndAction
     /// The preset the timer was started from, if any.
     public var presetId: String?
     /// The run number: 1 at creation, +1 on every restart. A completion belongs to one run.
     public var run: Int
+    /// When it was created.
     public var createdAt: Date
+    /// When it last changed.
     public var updatedAt: Date
 
     /// The full duration in seconds.
@@ -199,16 +210,27 @@ public struct CountdownTimer: Codable, Sendable, Equatable {
 
 /// A saved favourite to start timers from.
 public struct TimerPreset: Codable, Sendable, Equatable {
+    /// The preset id.
     public var id: String
+    /// The user who owns it.
     public var userId: String
+    /// Sanitized as a timer label.
     public var label: String
+    /// The duration: hours 0...24.
     public var hours: Int
+    /// The duration: minutes 0...59.
     public var minutes: Int
+    /// The duration: seconds 0...59.
     public var seconds: Int
+    /// Timers started from it play a sound.
     public var isSoundOn: Bool
+    /// Timers started from it vibrate.
     public var isVibrationOn: Bool
+    /// Timers started from it end this way.
     public var endAction: TimerEndAction
+    /// When it was created.
     public var createdAt: Date
+    /// When it last changed.
     public var updatedAt: Date
 
     public init(
@@ -234,13 +256,21 @@ public struct TimerPreset: Codable, Sendable, Equatable {
 /// `timers.create`: fields, or a preset whose fields are used for those not given.
 /// Durations: hours 0...24, minutes and seconds 0...59, in total 1 s to 24 h.
 public struct CreateTimerRequest: Codable, Sendable, Equatable {
+    /// The label (sanitized; at most 100 characters); default the preset's, or empty.
     public var label: String?
+    /// Hours 0...24; default the preset's, or 0.
     public var hours: Int?
+    /// Minutes 0...59; default the preset's, or 0.
     public var minutes: Int?
+    /// Seconds 0...59; default the preset's, or 0.
     public var seconds: Int?
+    /// Default the preset's, or true.
     public var isSoundOn: Bool?
+    /// Default the preset's, or true.
     public var isVibrationOn: Bool?
+    /// Default the preset's, or `discard`.
     public var endAction: TimerEndAction?
+    /// A preset of the user to take the fields not given from.
     public var presetId: String?
 
     public init(
@@ -260,13 +290,16 @@ public struct CreateTimerRequest: Codable, Sendable, Equatable {
 
 /// Names one timer.
 public struct TimerRef: Codable, Sendable, Equatable {
+    /// The timer id.
     public var id: String
     public init(id: String) { self.id = id }
 }
 
 /// `timers.list`: optionally only some statuses; `limit` 1...1000 (default 1000).
 public struct ListTimersRequest: Codable, Sendable, Equatable {
+    /// Only timers in these states (default all).
     public var statuses: [TimerStatus]?
+    /// At most this many, 1...1000 (default 1000).
     public var limit: Int?
     public init(statuses: [TimerStatus]? = nil, limit: Int? = nil) {
         self.statuses = statuses
@@ -276,18 +309,26 @@ public struct ListTimersRequest: Codable, Sendable, Equatable {
 
 /// `timers.list` response.
 public struct TimerList: Codable, Sendable, Equatable {
+    /// Oldest first.
     public var timers: [CountdownTimer]
     public init(timers: [CountdownTimer]) { self.timers = timers }
 }
 
 /// `presets.create`: the same fields and limits as a timer.
 public struct CreatePresetRequest: Codable, Sendable, Equatable {
+    /// Sanitized as a timer label; at most 100 characters.
     public var label: String
+    /// Hours 0...24.
     public var hours: Int
+    /// Minutes 0...59.
     public var minutes: Int
+    /// Seconds 0...59; in total 1 s to 24 h.
     public var seconds: Int
+    /// Default true.
     public var isSoundOn: Bool?
+    /// Default true.
     public var isVibrationOn: Bool?
+    /// Default `discard`.
     public var endAction: TimerEndAction?
 
     public init(
@@ -306,13 +347,21 @@ public struct CreatePresetRequest: Codable, Sendable, Equatable {
 
 /// `presets.update`: the fields given change; the others stay.
 public struct UpdatePresetRequest: Codable, Sendable, Equatable {
+    /// The preset to change.
     public var id: String
+    /// A new label, if given.
     public var label: String?
+    /// New hours, if given.
     public var hours: Int?
+    /// New minutes, if given.
     public var minutes: Int?
+    /// New seconds, if given.
     public var seconds: Int?
+    /// A new sound flag, if given.
     public var isSoundOn: Bool?
+    /// A new vibration flag, if given.
     public var isVibrationOn: Bool?
+    /// A new end action, if given.
     public var endAction: TimerEndAction?
 
     public init(
@@ -332,12 +381,14 @@ public struct UpdatePresetRequest: Codable, Sendable, Equatable {
 
 /// Names one preset.
 public struct PresetRef: Codable, Sendable, Equatable {
+    /// The preset id.
     public var id: String
     public init(id: String) { self.id = id }
 }
 
 /// `presets.list` response.
 public struct PresetList: Codable, Sendable, Equatable {
+    /// Oldest first.
     public var presets: [TimerPreset]
     public init(presets: [TimerPreset]) { self.presets = presets }
 }
@@ -356,6 +407,7 @@ public enum TimerDeletionReason: String, WireEnum {
 public struct TimerDeleted: Codable, Sendable, Equatable {
     /// The timer as it was when deleted.
     public var timer: CountdownTimer
+    /// Deleted by its user, or discarded after completion.
     public var reason: TimerDeletionReason
     public init(timer: CountdownTimer, reason: TimerDeletionReason) {
         self.timer = timer

@@ -41,7 +41,4 @@ public final class ManualEngineClock: EngineClock {
 
     /// Moves the clock to `milliseconds`; a time before the current one is ignored.
     public func set(milliseconds: Int64) { now.withLock { $0 = max($0, milliseconds * 1_000_000) } }
-
-    /// Moves the clock forward by `milliseconds`.
-    public func advance(milliseconds: Int64) { now.withLock { $0 += max(0, milliseconds) * 1_000_000 } }
 }
