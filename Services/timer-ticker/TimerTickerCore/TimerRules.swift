@@ -34,9 +34,13 @@ public enum TimerRules {
 
     /// A checked duration.
     public struct Duration: Equatable, Sendable {
+        /// 0...24.
         public var hours: Int
+        /// 0...59.
         public var minutes: Int
+        /// 0...59.
         public var seconds: Int
+        /// 1 to 86,400.
         public var totalSeconds: Int { hours * 3600 + minutes * 60 + seconds }
     }
 
@@ -59,6 +63,7 @@ public enum TimerRules {
 
 /// What can be done to a timer.
 public enum TimerAction: String, CaseIterable, Sendable {
+    /// The methods of the same names.
     case pause, resume, stop, restart, duplicate, delete
     /// The engine firing at the end of a run.
     case complete

@@ -16,6 +16,7 @@ public struct TimerTickerConfiguration: Sendable {
     /// Requests handled at once (`TIMER_CREDIT`, default 64).
     public var credit = 64
 
+    /// The defaults.
     public init() {}
 
     /// Reads `TIMER_MAX_ACTIVE`, `TIMER_DISCARD_AFTER_SECONDS` and `TIMER_CREDIT`.
@@ -38,9 +39,13 @@ public struct TimerTickerConfiguration: Sendable {
 /// // run server.services after the bus, in this order
 /// ```
 public final class TimerTickerServer: Sendable {
+    /// The service's SQLite file.
     public let database: ServiceDatabase
+    /// Its durable event stream.
     public let outbox: Outbox
+    /// Every running timer and pending discard, in memory.
     public let engine: TimerEngine
+    /// The methods on the bus.
     public let host: ServiceHost
     private let writer: CompletionWriter
 

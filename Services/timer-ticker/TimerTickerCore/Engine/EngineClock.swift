@@ -22,6 +22,7 @@ extension EngineClock {
 /// `CLOCK_MONOTONIC`: unaffected by changes of the time of day (the clock the driver's
 /// condition variable waits on).
 public struct MonotonicClock: EngineClock {
+    /// The system's monotonic clock.
     public init() {}
 
     public func nanoseconds() -> Int64 {
@@ -35,6 +36,7 @@ public struct MonotonicClock: EngineClock {
 public final class ManualEngineClock: EngineClock {
     private let now: Mutex<Int64>
 
+    /// A clock standing at `start` milliseconds.
     public init(milliseconds start: Int64 = 0) { now = Mutex(start * 1_000_000) }
 
     public func nanoseconds() -> Int64 { now.withLock { $0 } }

@@ -12,6 +12,7 @@ public struct DueEntry: Sendable, Equatable {
     public var key: Int64
     /// The run the entry was scheduled for; a fire for an older run is ignored.
     public var run: Int32
+    /// What to do now.
     public var kind: FireKind
     /// When it was due, in engine milliseconds.
     public var due: Int64
@@ -45,6 +46,7 @@ public struct TimerHeap: Sendable {
     /// The key of a cancelled slot whose node is still in the heap.
     private static let dead = Int64.min
 
+    /// An empty heap.
     public init() {}
 
     /// How many entries are scheduled.
