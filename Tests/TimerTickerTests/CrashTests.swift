@@ -113,5 +113,6 @@ struct CrashTests {
         ticker.terminate()
         await client.shutdown()
         await broker.stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -73,7 +73,8 @@ final class TimerWorld: Sendable {
         }
     }
 
-    /// Stops the server (as a graceful shutdown would) and, unless `keepBroker`, the broker.
+    /// Stops the server (as a graceful shutdown would) and, unless `keepBroker` (a restart
+    /// follows), the broker, and removes the data directory.
     func stop(keepBroker: Bool = false) async {
         for task in tasks.reversed() {
             task.cancel()
@@ -81,7 +82,10 @@ final class TimerWorld: Sendable {
         }
         await client.shutdown()
         await serviceBus.shutdown()
-        if !keepBroker { await broker.stop() }
+        if !keepBroker {
+            await broker.stop()
+            try? FileManager.default.removeItem(at: directory)
+        }
     }
 }
 
