@@ -143,6 +143,9 @@ let lateness = Mutex<[Double]>([])
 /// The two parts of the lateness: end date -> engine fired (firedAt), firedAt -> received.
 let engineLateness = Mutex<[Double]>([])
 let pipelineLateness = Mutex<[Double]>([])
+/// The pipeline in two: fired -> appended to the outbox (header `ts`), appended -> received.
+let writerLateness = Mutex<[Double]>([])
+let publishLateness = Mutex<[Double]>([])
 let subscription = try bus.subscribe(TimerTicker.timerCompleted)
 let listener = Task {
     for await event in subscription where event.payload.timer.userId == "lateness" {
@@ -150,6 +153,9 @@ let listener = Task {
         lateness.withLock { $0.append(received.timeIntervalSince(event.payload.endDate) * 1000) }
         engineLateness.withLock { $0.append(event.payload.firedAt.timeIntervalSince(event.payload.endDate) * 1000) }
         pipelineLateness.withLock { $0.append(received.timeIntervalSince(event.payload.firedAt) * 1000) }
+        let appended = Date(unixMilliseconds: event.header.ts)
+        writerLateness.withLock { $0.append(appended.timeIntervalSince(event.payload.firedAt) * 1000) }
+        publishLateness.withLock { $0.append(received.timeIntervalSince(appended) * 1000) }
     }
 }
 
@@ -207,6 +213,8 @@ report("fire_lateness_ms_p99", percentile(measured, 0.99), "ms")
 report("fire_lateness_received", Double(measured.count), "events")
 report("fire_engine_ms_p99", percentile(engineLateness.withLock { $0 }, 0.99), "ms")
 report("fire_pipeline_ms_p99", percentile(pipelineLateness.withLock { $0 }, 0.99), "ms")
+report("fire_writer_ms_p99", percentile(writerLateness.withLock { $0 }, 0.99), "ms")
+report("fire_publish_ms_p99", percentile(publishLateness.withLock { $0 }, 0.99), "ms")
 report("rss_mb_after_burst", rssMegabytes(pid: process.processIdentifier), "MB")
 
 process.terminate()
