@@ -186,6 +186,22 @@ public final class ZMQSocket {
         }
     }
 
+    /// Receives one whole multipart message into frames taken from `pool`, appended to `frames`.
+    /// Returns `false` if `dontWait` is set and none is waiting.
+    public func receiveFrames(into frames: inout [ZMQFrame], pool: ZMQFramePool, dontWait: Bool) throws(ZMQError) -> Bool {
+        let flags = dontWait ? ZMQ_DONTWAIT : 0
+        let start = frames.count
+        while true {
+            let frame = pool.take()
+            guard try receive(into: frame, flags: frames.count == start ? flags : 0) else {
+                pool.recycle(frame)
+                return false
+            }
+            frames.append(frame)
+            if zmq_msg_more(frame.message) == 0 { return true }
+        }
+    }
+
     /// Receives one whole multipart message as copies of its bytes.
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
         var parts: [Data] = []

@@ -8,16 +8,20 @@ typealias TraceContext = (method: String, user: String?, receivedAt: ContinuousC
 
 extension BrokerLoop {
     func readRouter() {
+        var frames: [ZMQFrame] = []
         for _ in 0..<Self.readBatch {
-            let received: [ZMQFrame]?
+            frames.removeAll(keepingCapacity: true)
             do {
-                received = try router.receiveFrames(dontWait: true)
+                guard try router.receiveFrames(into: &frames, pool: framePool, dontWait: true) else { return }
             } catch {
                 logger.warning("receive failed", metadata: ["error": "\(error)"])
                 return
             }
-            guard let frames = received else { return }
             route(frames)
+            // Frames kept by a queued request are still referenced there; the rest are done.
+            for index in frames.indices where isKnownUniquelyReferenced(&frames[index]) {
+                framePool.recycle(frames[index])
+            }
         }
     }
 
@@ -123,6 +127,9 @@ extension BrokerLoop {
                 service.queue.prepend(request)
                 removeWorker(worker, reason: "its connection closed")
                 continue
+            }
+            for frame in [request.method, request.header, request.payload, request.attachment] {
+                if let frame { framePool.recycle(frame) }
             }
             worker.inFlight[RequestKey(client: request.client, id: request.id)] = InFlightRequest(
                 client: request.client, id: request.id, methodName: request.methodName, user: request.user,

@@ -19,6 +19,7 @@ final class BrokerLoop {
     private let xsub: ZMQSocket
     private let xpub: ZMQSocket
     private let forwardFrame = ZMQFrame(Data())
+    let framePool = ZMQFramePool()
 
     var services: [String: ServiceRecord] = [:]
     var workers: [Data: WorkerRecord] = [:]
