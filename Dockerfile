@@ -1,0 +1,38 @@
+# One image for every StudyBus process; the command chooses which one runs:
+#   docker run studybus broker        docker run studybus store        docker run studybus busctl services
+#
+# Build stage: the official Swift image, the C libraries' headers, a release build with the Swift
+# runtime linked statically so the run stage needs no Swift installation.
+FROM swift:6.3-bookworm AS build
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libzmq3-dev libsqlite3-dev libcurl4-openssl-dev \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY Package.swift ./
+RUN swift package resolve
+COPY Shared Shared
+COPY Services Services
+COPY Benchmarks Benchmarks
+COPY Tests Tests
+RUN swift build -c release --static-swift-stdlib \
+ && mkdir /out \
+ && bin="$(swift build -c release --show-bin-path)" \
+ && for product in broker busctl store ingest scheduler timer-ticker ai-gateway notifier; do \
+        if [ -x "$bin/$product" ]; then cp "$bin/$product" /out/; fi; \
+    done
+
+# Run stage: slim Debian with the shared libraries, the extraction tools ingest uses, and a
+# non-root user owning /data (each service's volume is mounted there).
+FROM debian:bookworm-slim
+RUN apt-get update \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+        libzmq5 libsqlite3-0 libcurl4 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin studybus \
+ && mkdir -p /data && chown studybus:studybus /data
+COPY --from=build /out/ /usr/local/bin/
+USER studybus
+WORKDIR /data
+ENV DATA_DIR=/data LOG_FORMAT=json
+EXPOSE 5555 5556 5557
+CMD ["broker"]
