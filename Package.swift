@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
+        .executable(name: "scheduler", targets: ["scheduler"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -76,6 +77,19 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // MARK: scheduler
+        .target(
+            name: "SchedulerCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/scheduler/SchedulerCore"
+        ),
+        .executableTarget(name: "scheduler", dependencies: ["SchedulerCore", "ServiceKit"], path: "Services/scheduler/main"),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -83,6 +97,15 @@ let package = Package(
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
+        .testTarget(
+            name: "SchedulerTests",
+            dependencies: [
+                "SchedulerCore", "Bus", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tests/SchedulerTests",
+            exclude: ["Reference"]
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
 )
