@@ -101,6 +101,7 @@ let package = Package(
             name: "SchedulerTests",
             dependencies: [
                 "SchedulerCore", "Bus", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
             path: "Tests/SchedulerTests",
