@@ -37,9 +37,15 @@ struct ReferenceRun: Decodable {
 
     /// Runs the generator with the test virtualenv's Python (STUDYBUS_PYTHON, set by scripts/test).
     static func generate(count: Int, seed: Int) throws -> ReferenceRun {
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "Reference/generate.py")
-        let output = try runPython([script.path, "--count", "\(count)", "--seed", "\(seed)"])
+        let output = try runPython([scriptPath("generate.py"), "--count", "\(count)", "--seed", "\(seed)"])
         return try JSONDecoder().decode(ReferenceRun.self, from: output)
+    }
+}
+
+extension ReferenceRun {
+    /// The path of a script in Reference/.
+    static func scriptPath(_ name: String) -> String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "Reference/\(name)").path
     }
 }
 

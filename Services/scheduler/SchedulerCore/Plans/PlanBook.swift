@@ -29,9 +29,11 @@ enum PlanBook {
         guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card WHERE user_id = ? AND set_id = ?)", arguments: [user, setId]) == true else {
             throw BusError.notFound("set \(setId) has no cards with review state")
         }
-        let existing = try dailyLoad(db, user: user, zone: zone, from: start, days: days, today: today, excludingNewOf: setId)
-        let builder = PlanBuilder(existing: existing, followUps: followUps(algorithm, retention: retention))
-        let (placed, reviews) = builder.spread(newCards: newCards.count)
+        let returns = followUps(algorithm, retention: retention)
+        // Look past the target date by the longest follow-up that matters (a month at most).
+        let beyond = min(returns.last ?? 0, 30)
+        let existing = try dailyLoad(db, user: user, zone: zone, from: start, days: days + beyond, today: today, excludingNewOf: setId)
+        let (placed, reviews) = PlanBuilder(existing: existing, followUps: returns).spread(newCards: newCards.count, days: days)
 
         let id = UUID().uuidString.lowercased()
         var planDays: [PlanDay] = []

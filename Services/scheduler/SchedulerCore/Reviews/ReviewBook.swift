@@ -30,6 +30,19 @@ enum ReviewBook {
         return added
     }
 
+    /// Records a card's new set and subject (store's `flashcard.updated`); the new set's
+    /// algorithm applies from now on. A card not known yet is added.
+    static func move(_ card: ReviewCardAdd, _ db: Database, user: String, now: Date) throws {
+        guard var record = try CardRecord.fetch(db, user: user, cardId: card.cardId) else {
+            _ = try add([card], db, user: user, now: now)
+            return
+        }
+        guard record.setId != card.setId || record.subjectId != card.subjectId else { return }
+        record.algorithm = try UserSettings.effective(db, user: user, setId: card.setId, now: now).0
+        try db.execute(sql: "UPDATE card SET set_id = ?, subject_id = ?, algorithm = ?, due_at = ?, updated_at = ? WHERE user_id = ? AND card_id = ?",
+                       arguments: [card.setId, card.subjectId, record.algorithm.rawValue, record.dueAt, now.unixMilliseconds, user, card.cardId])
+    }
+
     /// Drops cards with their log; returns how many had review state.
     static func remove(_ cardIds: [String], _ db: Database, user: String) throws -> Int {
         try Validate.count(cardIds, "cardIds", maximum: maximumBatch)
