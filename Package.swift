@@ -89,6 +89,7 @@ let package = Package(
             path: "Services/scheduler/SchedulerCore"
         ),
         .executableTarget(name: "scheduler", dependencies: ["SchedulerCore", "ServiceKit"], path: "Services/scheduler/main"),
+        .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Contracts"], path: "Benchmarks/SchedulerBench"),
 
         // Tests.
         .target(

@@ -53,9 +53,11 @@ public final class SchedulerService: Sendable {
         _ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
     ) async throws -> Response {
         let user = try context.requireUser()
-        let now = clock.now()
-        return try await database.pool.write { db in
-            try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) { try body(db, user, now) }
+        return try await database.pool.write { [clock] db in
+            // "Now" is read inside the transaction so that it never goes back between commits
+            // (two reviews of one card without a time must not see each other in the future).
+            let now = clock.now()
+            return try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) { try body(db, user, now) }
         }
     }
 

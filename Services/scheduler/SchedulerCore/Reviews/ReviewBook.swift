@@ -144,7 +144,7 @@ enum ReviewBook {
         let rows = try Row.fetchAll(db, sql: """
             SELECT card_id, set_id, subject_id, due_at, algorithm, review_count, sm2_interval, sm2_repetitions, sm2_ease, sm2_due_at,
                    fsrs_phase, fsrs_due_at, last_reviewed_at
-            FROM card WHERE user_id = ?\(filter) AND due_at <= ? ORDER BY due_at, card_id LIMIT ?
+            FROM card WHERE user_id = ?\(filter) AND due_at <= ? ORDER BY due_at LIMIT ?
             """, arguments: arguments)
         let cards = rows.prefix(limit).map { row in
             let algorithm = SchedulingAlgorithm(rawValue: row["algorithm"]) ?? .sm2
