@@ -79,6 +79,27 @@ struct ReviewTests {
         await world.stop()
     }
 
+    @Test("concurrent reviews committed together each succeed or fail alone")
+    func groupCommit() async throws {
+        let world = try await SchedulerWorld.start()
+        _ = try await world.call(Scheduler.addCards, CardsAddRequest(cards: (0..<40).map { ReviewCardAdd(cardId: "c\($0)") }))
+        let outcomes = try await withThrowingTaskGroup(of: (Int, StatusCode?).self) { group in
+            for n in 0..<80 {
+                group.addTask {
+                    // Odd numbers name cards that do not exist.
+                    let card = n % 2 == 0 ? "c\(n / 2)" : "missing\(n)"
+                    let failure = await world.failure(Scheduler.recordReview, ReviewRecordRequest(cardId: card, rating: .good))
+                    return (n, failure?.code)
+                }
+            }
+            return try await group.reduce(into: [Int: StatusCode?]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(outcomes.filter { $0.key % 2 == 0 }.allSatisfy { $0.value == nil })
+        #expect(outcomes.filter { $0.key % 2 == 1 }.allSatisfy { $0.value == .notFound })
+        for n in 0..<40 { #expect(try await world.call(Scheduler.cardState, ReviewCardID(cardId: "c\(n)")).reviewCount == 1) }
+        await world.stop()
+    }
+
     @Test("a repeated review.record with the same idempotency key applies once")
     func idempotentReview() async throws {
         let world = try await SchedulerWorld.start()

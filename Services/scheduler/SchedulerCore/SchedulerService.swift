@@ -20,6 +20,7 @@ public final class SchedulerService: Sendable {
     public let host: ServiceHost
     public let reminders: ReminderLoop
     public let storeCards: DurableConsumer
+    let writer: GroupCommit
     let clock: any WallClock
     let logger: Logger
 
@@ -30,6 +31,7 @@ public final class SchedulerService: Sendable {
     public init(bus: Bus, database: ServiceDatabase, clock: any WallClock = SystemWallClock(), credit: Int = 64,
                 reminderPoll: Duration = .seconds(1), catchUpInterval: Duration = .seconds(5), logger: Logger) throws {
         self.database = database
+        writer = GroupCommit(database: database)
         self.clock = clock
         self.logger = logger
         outbox = try Outbox(source: SchedulerContract.serviceName, database: database, bus: bus, logger: logger)
@@ -48,12 +50,13 @@ public final class SchedulerService: Sendable {
     /// the outbox publishes what is committed last).
     public var services: [any Service] { [outbox, storeCards, reminders, host] }
 
-    /// Runs `body` in one write transaction for the calling user, once per idempotency key.
+    /// Runs `body` for the calling user, once per idempotency key, in a savepoint of the next
+    /// group-committed write transaction (``GroupCommit``).
     func write<Response: Codable & Sendable>(
         _ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
     ) async throws -> Response {
         let user = try context.requireUser()
-        return try await database.pool.write { [clock] db in
+        return try await writer.write { [clock] db in
             // "Now" is read inside the transaction so that it never goes back between commits
             // (two reviews of one card without a time must not see each other in the future).
             let now = clock.now()

@@ -17,7 +17,7 @@ struct UserSettings: Sendable {
 
     /// The user's settings, or the defaults when none are stored.
     static func load(_ db: Database, user: String, now: Date) throws -> UserSettings {
-        guard let row = try Row.fetchOne(db, sql: "SELECT * FROM settings WHERE user_id = ?", arguments: [user]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM settings WHERE user_id = ?"), arguments: [user]) else {
             return defaults(user: user, now: now)
         }
         return UserSettings(row: row)
@@ -45,11 +45,11 @@ struct UserSettings: Sendable {
     }
 
     static func save(_ record: SchedulerSettings, _ db: Database, replace: Bool = true) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT \(replace ? "OR REPLACE" : "OR IGNORE") INTO settings (user_id, id, time_zone, algorithm, desired_retention, fuzzing,
                 reminders_enabled, review_reminder_time, test_reminder_time, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [record.userId, record.id, record.timeZone, record.algorithm.rawValue, record.desiredRetention, record.fuzzing,
+            """).execute(arguments: [record.userId, record.id, record.timeZone, record.algorithm.rawValue, record.desiredRetention, record.fuzzing,
                              record.remindersEnabled, record.reviewReminderTime, record.testReminderTime,
                              record.createdAt.unixMilliseconds, record.updatedAt.unixMilliseconds])
     }
@@ -99,7 +99,8 @@ struct UserSettings: Sendable {
     static func effective(_ db: Database, user: String, setId: String?, now: Date) throws -> (SchedulingAlgorithm, retention: Double, fuzzing: Bool, zone: Zone) {
         let settings = try load(db, user: user, now: now)
         var algorithm = settings.record.algorithm, retention = settings.record.desiredRetention
-        if let setId, let row = try Row.fetchOne(db, sql: "SELECT algorithm, desired_retention FROM set_config WHERE user_id = ? AND set_id = ?", arguments: [user, setId]) {
+        if let setId, let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT algorithm, desired_retention FROM set_config WHERE user_id = ? AND set_id = ?"),
+                                                 arguments: [user, setId]) {
             if let name: String = row["algorithm"], let chosen = SchedulingAlgorithm(rawValue: name) { algorithm = chosen }
             if let chosen: Double = row["desired_retention"] { retention = chosen }
         }

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Synchronization
 
 /// A calendar day without a time zone, `YYYY-MM-DD`, counted as days since 1970-01-01 so that
 /// day arithmetic is integer arithmetic.
@@ -92,10 +93,17 @@ public struct Zone: Sendable {
     public var identifier: String { timeZone.identifier }
 
     private static let known: Set<String> = Set(TimeZone.knownTimeZoneIdentifiers).union(["UTC"])
+    /// Zones made so far: building a `TimeZone` reads the zone database, and every review needs one.
+    private static let cache = Mutex<[String: TimeZone]>([:])
 
     /// The zone named `identifier`, an IANA name such as `Europe/Rome` or `UTC`.
     public init?(_ identifier: String) {
+        if let cached = Zone.cache.withLock({ $0[identifier] }) {
+            timeZone = cached
+            return
+        }
         guard Zone.known.contains(identifier), let timeZone = TimeZone(identifier: identifier) else { return nil }
+        Zone.cache.withLock { $0[identifier] = timeZone }
         self.timeZone = timeZone
     }
 

@@ -37,7 +37,8 @@ struct CardRecord: Sendable {
     }
 
     static func fetch(_ db: Database, user: String, cardId: String) throws -> CardRecord? {
-        try Row.fetchOne(db, sql: "SELECT * FROM card WHERE user_id = ? AND card_id = ?", arguments: [user, cardId]).map(CardRecord.init(row:))
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM card WHERE user_id = ? AND card_id = ?"), arguments: [user, cardId])
+            .map(CardRecord.init(row:))
     }
 
     /// The card, or `NOT_FOUND` (also for another user's card).
@@ -77,12 +78,12 @@ struct CardRecord: Sendable {
     /// Inserts the card unless it exists; returns whether it was new.
     func insertIfMissing(_ db: Database) throws -> Bool {
         let p = progress
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT OR IGNORE INTO card (user_id, card_id, set_id, subject_id, algorithm, due_at, review_count, lapses, last_reviewed_at, last_rating,
                 sm2_ease, sm2_interval, sm2_repetitions, sm2_due_at, fsrs_phase, fsrs_step, fsrs_stability, fsrs_difficulty, fsrs_due_at,
                 created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [userId, cardId, setId, subjectId, algorithm.rawValue, dueAt, p.reviewCount, p.lapses, p.lastReviewedAt,
+            """).execute(arguments: [userId, cardId, setId, subjectId, algorithm.rawValue, dueAt, p.reviewCount, p.lapses, p.lastReviewedAt,
                              p.lastRating?.rawValue, p.sm2.easeFactor, p.sm2.intervalDays, p.sm2.repetitions, p.sm2.dueMs,
                              p.fsrs.phase.rawValue, p.fsrs.step, p.fsrs.stability, p.fsrs.difficulty, p.fsrs.dueMs, createdAt, p.updatedAt])
         return db.changesCount > 0
@@ -91,12 +92,12 @@ struct CardRecord: Sendable {
     /// Writes `progress` (and the due date it implies).
     func saveProgress(_ db: Database) throws {
         let p = progress
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             UPDATE card SET due_at = ?, review_count = ?, lapses = ?, last_reviewed_at = ?, last_rating = ?,
                 sm2_ease = ?, sm2_interval = ?, sm2_repetitions = ?, sm2_due_at = ?,
                 fsrs_phase = ?, fsrs_step = ?, fsrs_stability = ?, fsrs_difficulty = ?, fsrs_due_at = ?, updated_at = ?
             WHERE user_id = ? AND card_id = ?
-            """, arguments: [dueAt, p.reviewCount, p.lapses, p.lastReviewedAt, p.lastRating?.rawValue,
+            """).execute(arguments: [dueAt, p.reviewCount, p.lapses, p.lastReviewedAt, p.lastRating?.rawValue,
                              p.sm2.easeFactor, p.sm2.intervalDays, p.sm2.repetitions, p.sm2.dueMs,
                              p.fsrs.phase.rawValue, p.fsrs.step, p.fsrs.stability, p.fsrs.difficulty, p.fsrs.dueMs, p.updatedAt,
                              userId, cardId])

@@ -90,15 +90,15 @@ enum ReviewBook {
         try card.saveProgress(db)
 
         let localDate = zone.date(atMs: reviewedAt).description
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO review_log (user_id, card_id, set_id, rating, reviewed_at, local_date, duration_seconds, previous, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [user, cardId, card.setId, rating.rawValue, reviewedAt, localDate, request.durationSeconds,
+            """).execute(arguments: [user, cardId, card.setId, rating.rawValue, reviewedAt, localDate, request.durationSeconds,
                              String(decoding: try JSONEncoder().encode(previous), as: UTF8.self), nowMs])
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO study_day (user_id, date, reviews) VALUES (?, ?, 1)
             ON CONFLICT (user_id, date) DO UPDATE SET reviews = reviews + 1
-            """, arguments: [user, localDate])
+            """).execute(arguments: [user, localDate])
 
         let intervalDays = Double(card.dueAt - reviewedAt) / 86_400_000
         return ReviewResult(card: card.state(nowMs: nowMs), nextDueAt: Date(unixMilliseconds: card.dueAt), intervalDays: intervalDays,
@@ -141,11 +141,11 @@ enum ReviewBook {
             arguments += [subjectId]
         }
         arguments += [at, limit + 1]
-        let rows = try Row.fetchAll(db, sql: """
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
             SELECT card_id, set_id, subject_id, due_at, algorithm, review_count, sm2_interval, sm2_repetitions, sm2_ease, sm2_due_at,
                    fsrs_phase, fsrs_due_at, last_reviewed_at
             FROM card WHERE user_id = ?\(filter) AND due_at <= ? ORDER BY due_at LIMIT ?
-            """, arguments: arguments)
+            """), arguments: arguments)
         let cards = rows.prefix(limit).map { row in
             let algorithm = SchedulingAlgorithm(rawValue: row["algorithm"]) ?? .sm2
             let sm2 = SM2.Memory(easeFactor: row["sm2_ease"], intervalDays: row["sm2_interval"], repetitions: row["sm2_repetitions"], dueMs: row["sm2_due_at"])
