@@ -17,7 +17,7 @@ struct UserSettings: Sendable {
 
     /// The user's settings, or the defaults when none are stored.
     static func load(_ db: Database, user: String, now: Date) throws -> UserSettings {
-        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM settings WHERE user_id = ?"), arguments: [user]) else {
+        guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM settings WHERE user_id = ?"), arguments: [user]) else {
             return defaults(user: user, now: now)
         }
         return UserSettings(row: row)
@@ -28,14 +28,19 @@ struct UserSettings: Sendable {
         self.zone = zone
     }
 
+    /// The columns ``init(row:)`` reads, in its order.
+    static let columns = """
+        user_id, id, time_zone, algorithm, desired_retention, fuzzing, reminders_enabled, review_reminder_time, test_reminder_time,
+        created_at, updated_at
+        """
+
+    /// A row selected with ``columns``.
     init(row: Row) {
-        let zoneName: String = row["time_zone"]
+        let zoneName: String = row[2]
         record = SchedulerSettings(
-            id: row["id"], userId: row["user_id"], timeZone: zoneName,
-            algorithm: SchedulingAlgorithm(rawValue: row["algorithm"]) ?? .sm2, desiredRetention: row["desired_retention"],
-            fuzzing: row["fuzzing"], remindersEnabled: row["reminders_enabled"], reviewReminderTime: row["review_reminder_time"],
-            testReminderTime: row["test_reminder_time"], createdAt: Date(unixMilliseconds: row["created_at"]),
-            updatedAt: Date(unixMilliseconds: row["updated_at"]))
+            id: row[1], userId: row[0], timeZone: zoneName, algorithm: SchedulingAlgorithm(rawValue: row[3]) ?? .sm2, desiredRetention: row[4],
+            fuzzing: row[5], remindersEnabled: row[6], reviewReminderTime: row[7], testReminderTime: row[8],
+            createdAt: Date(unixMilliseconds: row[9]), updatedAt: Date(unixMilliseconds: row[10]))
         zone = Zone(zoneName) ?? .utc
     }
 

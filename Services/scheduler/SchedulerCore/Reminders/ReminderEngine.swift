@@ -27,7 +27,7 @@ struct ReminderEngine {
     func run(_ db: Database, nowMs: Int64) throws -> (sent: Int, nextWakeMs: Int64) {
         var sent = 0
         var nextWake = nowMs + 3_600_000  // at least hourly: also covers time zone rule changes
-        let users = try Row.fetchAll(db, sql: "SELECT * FROM settings WHERE reminders_enabled = 1").map(UserSettings.init(row:))
+        let users = try Row.fetchAll(db, sql: "SELECT \(UserSettings.columns) FROM settings WHERE reminders_enabled = 1").map(UserSettings.init(row:))
         for settings in users {
             let zone = settings.zone
             let today = zone.date(atMs: nowMs)

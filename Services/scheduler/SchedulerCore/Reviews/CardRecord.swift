@@ -16,7 +16,7 @@ struct CardRecord: Sendable {
     var createdAt: Int64
 
     /// What a review changes, and what `review_log.previous` keeps for undo.
-    struct Progress: Sendable, Codable, Equatable {
+    struct Progress: Sendable, Equatable {
         var reviewCount: Int
         var lapses: Int
         var lastReviewedAt: Int64?
@@ -24,6 +24,41 @@ struct CardRecord: Sendable {
         var sm2: SM2.Memory
         var fsrs: FSRS.Memory
         var updatedAt: Int64
+
+        /// A compact text form for `review_log.previous` (JSON costs more than the review itself).
+        var snapshot: String {
+            func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "-" }
+            return [
+                "1", "\(reviewCount)", "\(lapses)", text(lastReviewedAt), text(lastRating?.rawValue),
+                "\(sm2.easeFactor)", "\(sm2.intervalDays)", "\(sm2.repetitions)", "\(sm2.dueMs)",
+                fsrs.phase.rawValue, text(fsrs.step), text(fsrs.stability), text(fsrs.difficulty), "\(fsrs.dueMs)", "\(updatedAt)",
+            ].joined(separator: " ")
+        }
+
+        /// Reads ``snapshot``.
+        init?(snapshot: String) {
+            let parts = snapshot.split(separator: " ").map(String.init)
+            guard parts.count == 15, parts[0] == "1",
+                  let reviewCount = Int(parts[1]), let lapses = Int(parts[2]), let ease = Double(parts[5]), let interval = Int(parts[6]),
+                  let repetitions = Int(parts[7]), let sm2Due = Int64(parts[8]), let phase = FSRSPhase(rawValue: parts[9]),
+                  let fsrsDue = Int64(parts[13]), let updatedAt = Int64(parts[14]) else { return nil }
+            let lastReviewedAt = Int64(parts[3])
+            self.init(reviewCount: reviewCount, lapses: lapses, lastReviewedAt: lastReviewedAt, lastRating: ReviewRating(rawValue: parts[4]),
+                      sm2: SM2.Memory(easeFactor: ease, intervalDays: interval, repetitions: repetitions, dueMs: sm2Due),
+                      fsrs: FSRS.Memory(phase: phase, step: Int(parts[10]), stability: Double(parts[11]), difficulty: Double(parts[12]),
+                                        dueMs: fsrsDue, lastReviewMs: lastReviewedAt),
+                      updatedAt: updatedAt)
+        }
+
+        init(reviewCount: Int, lapses: Int, lastReviewedAt: Int64?, lastRating: ReviewRating?, sm2: SM2.Memory, fsrs: FSRS.Memory, updatedAt: Int64) {
+            self.reviewCount = reviewCount
+            self.lapses = lapses
+            self.lastReviewedAt = lastReviewedAt
+            self.lastRating = lastRating
+            self.sm2 = sm2
+            self.fsrs = fsrs
+            self.updatedAt = updatedAt
+        }
     }
 
     /// Where the active algorithm schedules the card.
@@ -37,7 +72,7 @@ struct CardRecord: Sendable {
     }
 
     static func fetch(_ db: Database, user: String, cardId: String) throws -> CardRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT * FROM card WHERE user_id = ? AND card_id = ?"), arguments: [user, cardId])
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM card WHERE user_id = ? AND card_id = ?"), arguments: [user, cardId])
             .map(CardRecord.init(row:))
     }
 
@@ -59,20 +94,28 @@ struct CardRecord: Sendable {
         self.createdAt = createdAt
     }
 
+    /// The columns ``init(row:)`` reads, in its order.
+    static let columns = """
+        user_id, card_id, set_id, subject_id, algorithm, review_count, lapses, last_reviewed_at, last_rating, sm2_ease, sm2_interval,
+        sm2_repetitions, sm2_due_at, fsrs_phase, fsrs_step, fsrs_stability, fsrs_difficulty, fsrs_due_at, created_at, updated_at
+        """
+
+    /// A row selected with ``columns`` (read by position: this is the review path's hot spot).
     init(row: Row) {
-        userId = row["user_id"]
-        cardId = row["card_id"]
-        setId = row["set_id"]
-        subjectId = row["subject_id"]
-        algorithm = SchedulingAlgorithm(rawValue: row["algorithm"]) ?? .sm2
+        userId = row[0]
+        cardId = row[1]
+        setId = row[2]
+        subjectId = row[3]
+        algorithm = SchedulingAlgorithm(rawValue: row[4]) ?? .sm2
+        let lastReviewedAt: Int64? = row[7]
         progress = Progress(
-            reviewCount: row["review_count"], lapses: row["lapses"], lastReviewedAt: row["last_reviewed_at"],
-            lastRating: (row["last_rating"] as String?).flatMap(ReviewRating.init(rawValue:)),
-            sm2: SM2.Memory(easeFactor: row["sm2_ease"], intervalDays: row["sm2_interval"], repetitions: row["sm2_repetitions"], dueMs: row["sm2_due_at"]),
-            fsrs: FSRS.Memory(phase: FSRSPhase(rawValue: row["fsrs_phase"]) ?? .learning, step: row["fsrs_step"], stability: row["fsrs_stability"],
-                              difficulty: row["fsrs_difficulty"], dueMs: row["fsrs_due_at"], lastReviewMs: row["last_reviewed_at"]),
-            updatedAt: row["updated_at"])
-        createdAt = row["created_at"]
+            reviewCount: row[5], lapses: row[6], lastReviewedAt: lastReviewedAt,
+            lastRating: (row[8] as String?).flatMap(ReviewRating.init(rawValue:)),
+            sm2: SM2.Memory(easeFactor: row[9], intervalDays: row[10], repetitions: row[11], dueMs: row[12]),
+            fsrs: FSRS.Memory(phase: FSRSPhase(rawValue: row[13]) ?? .learning, step: row[14], stability: row[15],
+                              difficulty: row[16], dueMs: row[17], lastReviewMs: lastReviewedAt),
+            updatedAt: row[19])
+        createdAt = row[18]
     }
 
     /// Inserts the card unless it exists; returns whether it was new.

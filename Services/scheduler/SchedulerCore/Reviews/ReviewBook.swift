@@ -94,7 +94,7 @@ enum ReviewBook {
             INSERT INTO review_log (user_id, card_id, set_id, rating, reviewed_at, local_date, duration_seconds, previous, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [user, cardId, card.setId, rating.rawValue, reviewedAt, localDate, request.durationSeconds,
-                             String(decoding: try JSONEncoder().encode(previous), as: UTF8.self), nowMs])
+                             previous.snapshot, nowMs])
         try db.cachedStatement(sql: """
             INSERT INTO study_day (user_id, date, reviews) VALUES (?, ?, 1)
             ON CONFLICT (user_id, date) DO UPDATE SET reviews = reviews + 1
@@ -114,7 +114,9 @@ enum ReviewBook {
             """, arguments: [user, cardId]) else {
             throw BusError.failedPrecondition("card \(cardId) has no review to undo")
         }
-        var previous = try JSONDecoder().decode(CardRecord.Progress.self, from: Data((row["previous"] as String).utf8))
+        guard var previous = CardRecord.Progress(snapshot: row["previous"]) else {
+            throw BusError.internal("review log of card \(cardId) holds an unreadable earlier state")
+        }
         previous.updatedAt = now.unixMilliseconds
         card.progress = previous
         try card.saveProgress(db)
@@ -200,7 +202,7 @@ enum ReviewBook {
         var mastery = MasteryCounts()
         var cards = 0, newCards = 0, dueNow = 0
         var easeSum = 0.0, retrievabilitySum = 0.0, reviewed = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT * FROM card WHERE user_id = ? AND set_id = ?", arguments: [user, setId])
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(CardRecord.columns) FROM card WHERE user_id = ? AND set_id = ?", arguments: [user, setId])
         while let row = try rows.next() {
             let card = CardRecord(row: row)
             cards += 1
