@@ -54,6 +54,12 @@ let package = Package(
             path: "Shared/Storage"
         ),
 
+        .target(
+            name: "HTTPClient",
+            dependencies: ["CCurl", "Bus", .product(name: "Logging", package: "swift-log")],
+            path: "Shared/HTTPClient"
+        ),
+
         // broker: a library with the routing logic and a thin main.
         .target(
             name: "BrokerCore",
@@ -77,6 +83,9 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // Benchmarks: the Swift processes of scripts/bench-bus.
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+
         // MARK: scheduler
         .target(
             name: "SchedulerCore",
@@ -97,7 +106,11 @@ let package = Package(
             dependencies: ["Bus", "BrokerCore", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
-        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
+        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
+        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
+        .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
@@ -108,7 +121,6 @@ let package = Package(
             path: "Tests/SchedulerTests",
             exclude: ["Reference"]
         ),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
 )
 

@@ -1,6 +1,7 @@
 import Contracts
 import Foundation
 import SchedulerCore
+import TestSupport
 import Testing
 
 /// The reference results of Reference/generate.py (fsrs 6.x with fuzzing off, supermemo2 3.x).
@@ -49,17 +50,10 @@ extension ReferenceRun {
     }
 }
 
-/// The Python that has the reference packages: STUDYBUS_PYTHON, else the repository's `.build-venv`.
-func testPython() -> String {
-    if let python = ProcessInfo.processInfo.environment["STUDYBUS_PYTHON"], !python.isEmpty { return python }
-    let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    return root.appending(path: ".build-venv/bin/python").path
-}
-
 /// Runs the test Python with `arguments` (and `input` on stdin); returns stdout, failing on a non-zero exit.
 func runPython(_ arguments: [String], input: Data? = nil) throws -> Data {
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: testPython())
+    process.executableURL = URL(fileURLWithPath: PythonServer.python)
     process.arguments = arguments
     let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
     process.standardOutput = stdout

@@ -1,0 +1,214 @@
+import CCurl
+import Foundation
+import Logging
+
+/// One exchange on the client's thread: its easy handle and what has arrived so far.
+final class Transfer {
+    let id: Int
+    let easy: UnsafeMutableRawPointer
+    let sink: TransferSink
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    var status = 0
+    var headers: [String: String] = [:]
+    var httpVersion = "1.1"
+    var body = Data()
+    var headDelivered = false
+
+    init(id: Int, easy: UnsafeMutableRawPointer, sink: TransferSink) {
+        self.id = id
+        self.easy = easy
+        self.sink = sink
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_slist_free_all(headerList)
+        errorBuffer.deallocate()
+    }
+
+    /// One header line (status lines start a new head, e.g. after `100 Continue`).
+    func headerLine(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("HTTP/") {
+            let parts = trimmed.split(separator: " ", maxSplits: 2)
+            httpVersion = parts.first.map { String($0.dropFirst(5)) } ?? "1.1"
+            status = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
+            headers = [:]
+        } else if trimmed.isEmpty {
+            if status >= 200 { deliverHead() }
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            let name = trimmed[..<colon].trimmingCharacters(in: .whitespaces).lowercased()
+            headers[name] = trimmed[trimmed.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+    }
+
+    func bodyChunk(_ bytes: UnsafeRawBufferPointer) {
+        switch sink {
+        case .buffered:
+            body.append(contentsOf: bytes)
+        case .streaming(let continuation):
+            deliverHead()
+            continuation.yield(.body(Data(bytes)))
+        }
+    }
+
+    private func deliverHead() {
+        guard !headDelivered, case .streaming(let continuation) = sink else { return }
+        headDelivered = true
+        continuation.yield(.head(status: status, headers: headers))
+    }
+
+    /// Ends the exchange with libcurl's result.
+    func complete(_ code: CURLcode) {
+        if code == CURLE_OK {
+            succeed()
+        } else {
+            fail(Self.error(for: code, detail: String(cString: errorBuffer)))
+        }
+    }
+
+    private func succeed() {
+        var status = 0
+        studybus_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        if status > 0 { self.status = status }
+        switch sink {
+        case .buffered(let continuation):
+            continuation.resume(returning: HTTPResponse(status: self.status, headers: headers, body: body, httpVersion: httpVersion))
+        case .streaming(let continuation):
+            deliverHead()
+            continuation.finish()
+        }
+    }
+
+    func fail(_ error: HTTPClientError) {
+        switch sink {
+        case .buffered(let continuation): continuation.resume(throwing: error)
+        case .streaming(let continuation): continuation.finish(throwing: error)
+        }
+    }
+
+    static func error(for code: CURLcode, detail: String) -> HTTPClientError {
+        let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
+        switch code {
+        case CURLE_OPERATION_TIMEDOUT: return .timedOut
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .couldNotConnect(message)
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE:
+            return .tls(message)
+        case CURLE_ABORTED_BY_CALLBACK: return .cancelled
+        default: return .transport(message)
+        }
+    }
+}
+
+private let writeCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
+    guard let context else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    transfer.bodyChunk(UnsafeRawBufferPointer(start: data, count: size * count))
+    return size * count
+}
+
+private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
+    guard let context, let data else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+    let line = String(decoding: UnsafeRawBufferPointer(start: data, count: size * count), as: UTF8.self)
+    transfer.headerLine(line)
+    return size * count
+}
+
+/// The client thread's loop: starts and cancels transfers, drives `curl_multi`, completes them.
+struct CurlLoop {
+    let multi: UnsafeMutableRawPointer
+    let logger: Logger
+
+    func run(takeCommands: () -> (starts: [(Int, HTTPRequest, TransferSink)], cancels: [Int], keepRunning: Bool)) {
+        var transfers: [Int: Transfer] = [:]
+        var byHandle: [UnsafeMutableRawPointer: Transfer] = [:]
+        while true {
+            let (starts, cancels, keepRunning) = takeCommands()
+            for (id, request, sink) in starts {
+                guard let transfer = makeTransfer(id: id, request: request, sink: sink) else { continue }
+                transfers[id] = transfer
+                byHandle[transfer.easy] = transfer
+                curl_multi_add_handle(multi, transfer.easy)
+            }
+            for id in cancels {
+                guard let transfer = transfers.removeValue(forKey: id) else { continue }
+                byHandle[transfer.easy] = nil
+                finish(transfer) { $0.fail(.cancelled) }
+            }
+            guard keepRunning else { break }
+
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl_multi_info_read(multi, &queued) {
+                guard message.pointee.msg == CURLMSG_DONE, let easy = message.pointee.easy_handle,
+                      let transfer = byHandle.removeValue(forKey: easy)
+                else { continue }
+                let code = message.pointee.data.result
+                transfers[transfer.id] = nil
+                finish(transfer) { $0.complete(code) }
+            }
+            curl_multi_poll(multi, nil, 0, 1000, nil)
+        }
+        for transfer in transfers.values { finish(transfer) { $0.fail(.cancelled) } }
+    }
+
+    private func finish(_ transfer: Transfer, _ outcome: (Transfer) -> Void) {
+        curl_multi_remove_handle(multi, transfer.easy)
+        outcome(transfer)
+        curl_easy_cleanup(transfer.easy)
+    }
+
+    private func makeTransfer(id: Int, request: HTTPRequest, sink: TransferSink) -> Transfer? {
+        guard let easy = curl_easy_init() else {
+            Transfer(id: id, easy: UnsafeMutableRawPointer(bitPattern: 1)!, sink: sink).fail(.transport("curl_easy_init failed"))
+            return nil
+        }
+        let transfer = Transfer(id: id, easy: easy, sink: sink)
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        studybus_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        studybus_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        studybus_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout.milliseconds)))
+        studybus_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, request.connectTimeout.milliseconds)))
+        studybus_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer)
+        studybus_easy_setopt_write_callback(easy, writeCallback)
+        studybus_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
+        studybus_easy_setopt_header_callback(easy, headerCallback)
+        studybus_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
+        studybus_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        let version: Int = switch request.version {
+        case .http1: Int(CURL_HTTP_VERSION_1_1)
+        case .http2WhenOffered: Int(CURL_HTTP_VERSION_2TLS)
+        case .http2Only: Int(CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE)
+        }
+        studybus_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, version)
+        if let caFile = request.caFile { studybus_easy_setopt_string(easy, CURLOPT_CAINFO, caFile) }
+        if request.method == "HEAD" {
+            studybus_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        } else if request.method != "GET" || request.body != nil {
+            studybus_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method)
+        }
+        if let body = request.body {
+            studybus_easy_setopt_off_t(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            body.withUnsafeBytes { bytes in
+                // COPYPOSTFIELDS copies the bytes, so the buffer need not outlive this call.
+                _ = studybus_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            }
+        }
+        var list: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in request.headers { list = curl_slist_append(list, "\(name): \(value)") }
+        list = curl_slist_append(list, "Expect:")
+        transfer.headerList = list
+        studybus_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, list)
+        return transfer
+    }
+}
+
+extension Duration {
+    var milliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,102 @@
+import Bus
+import Foundation
+
+/// An outgoing HTTP request.
+public struct HTTPRequest: Sendable {
+    /// HTTP versions the client may use.
+    public enum Version: Sendable {
+        /// HTTP/1.1 only.
+        case http1
+        /// HTTP/2 when the TLS server offers it (ALPN), else HTTP/1.1 — libcurl's default.
+        case http2WhenOffered
+        /// HTTP/2 required: over TLS by ALPN, over plain TCP with prior knowledge (h2c).
+        case http2Only
+    }
+
+    public var method: String
+    public var url: String
+    /// Header lines in order; names are case-insensitive on the wire.
+    public var headers: [(name: String, value: String)]
+    public var body: Data?
+    /// The whole exchange must finish within this.
+    public var timeout: Duration
+    /// Connecting must finish within this.
+    public var connectTimeout: Duration
+    public var version: Version
+    /// A PEM file of certificate authorities to trust instead of the system's (tests, private CAs).
+    public var caFile: String?
+
+    public init(
+        method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: Data? = nil,
+        timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), version: Version = .http2WhenOffered,
+        caFile: String? = nil
+    ) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.connectTimeout = connectTimeout
+        self.version = version
+        self.caFile = caFile
+    }
+}
+
+/// A complete HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    /// Header fields with lower-cased names; a repeated field keeps its last value.
+    public var headers: [String: String]
+    public var body: Data
+    /// `"1.1"` or `"2"`.
+    public var httpVersion: String
+
+    public init(status: Int, headers: [String: String], body: Data, httpVersion: String) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.httpVersion = httpVersion
+    }
+
+    /// The header field `name` (case-insensitive).
+    public func header(_ name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// What a streaming exchange delivers: the head once, then body chunks as they arrive.
+public enum HTTPStreamEvent: Sendable {
+    case head(status: Int, headers: [String: String])
+    case body(Data)
+}
+
+/// Why an exchange failed below HTTP (an HTTP error status is a response, not an error).
+public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The request's timeout passed.
+    case timedOut
+    /// The host could not be resolved or connected to.
+    case couldNotConnect(String)
+    /// TLS failed (certificate, handshake).
+    case tls(String)
+    /// Any other transport failure, with libcurl's explanation.
+    case transport(String)
+    /// The caller cancelled, or the client shut down.
+    case cancelled
+
+    public var description: String {
+        switch self {
+        case .timedOut: "the HTTP request timed out"
+        case .couldNotConnect(let detail): "could not connect: \(detail)"
+        case .tls(let detail): "TLS failed: \(detail)"
+        case .transport(let detail): "HTTP transport failed: \(detail)"
+        case .cancelled: "the HTTP request was cancelled"
+        }
+    }
+
+    /// The status code a service reports for this failure.
+    public var busError: BusError {
+        switch self {
+        case .timedOut: .deadlineExceeded(description)
+        case .cancelled: .cancelled(description)
+        case .couldNotConnect, .tls, .transport: .unavailable(description)
+        }
+    }
+}

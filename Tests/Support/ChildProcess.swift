@@ -1,0 +1,113 @@
+import Foundation
+import Glibc
+
+/// A process started for a test — a service binary, a fixture server — with a clean signal
+/// state. (Foundation's `Process` passes on the spawning thread's signal mask, and Swift's
+/// concurrency threads block nearly every signal, so its children ignore SIGTERM.)
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
+    /// The read end of the child's standard output, when `captureOutput` was set.
+    public let output: FileHandle?
+
+    /// Starts `executable` (a path) with `arguments`; `environment` adds to (or overrides) the
+    /// test's own. Standard error goes to `logFile` if given, else to the test's.
+    public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
+                captureOutput: Bool = false, logFile: String? = nil) throws {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        var pipeEnds: [Int32] = [-1, -1]
+        if captureOutput {
+            guard pipe(&pipeEnds) == 0 else { throw SpawnFailed(executable: executable, code: errno) }
+            posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+            posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
+        }
+        if let logFile {
+            posix_spawn_file_actions_addopen(&actions, 2, logFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            if !captureOutput { posix_spawn_file_actions_adddup2(&actions, 2, 1) }
+        }
+
+        var merged = ProcessInfo.processInfo.environment
+        for (key, value) in environment { merged[key] = value }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = merged.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        if captureOutput { close(pipeEnds[1]) }
+        guard status == 0 else {
+            if captureOutput { close(pipeEnds[0]) }
+            throw SpawnFailed(executable: executable, code: status)
+        }
+        self.pid = pid
+        output = captureOutput ? FileHandle(fileDescriptor: pipeEnds[0], closeOnDealloc: true) : nil
+    }
+
+    /// Sends `signal` (SIGTERM, SIGKILL, …).
+    public func send(_ signal: Int32) {
+        kill(pid, signal)
+    }
+
+    /// Waits for the process to exit; returns its exit status (128 + signal when killed), or nil
+    /// if it still runs after `timeout`.
+    @discardableResult
+    public func waitForExit(timeout: Duration = .seconds(20)) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var status: Int32 = 0
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid {
+                let signal = status & 0x7F
+                return signal == 0 ? (status >> 8) & 0xFF : 128 + signal
+            }
+            if result < 0 { return nil }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return nil
+    }
+
+    /// Reads the first line the process writes to its captured output (blocking, up to `timeout`).
+    public func readLine(timeout: Duration = .seconds(20)) -> String? {
+        guard let output else { return nil }
+        var line = Data()
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            var descriptor = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&descriptor, 1, 100) > 0 else { continue }
+            var byte: UInt8 = 0
+            guard read(output.fileDescriptor, &byte, 1) == 1 else { return nil }
+            if byte == 0x0A { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return nil
+    }
+
+    public struct SpawnFailed: Error, CustomStringConvertible {
+        let executable: String
+        let code: Int32
+        public var description: String { "cannot start \(executable): \(String(cString: strerror(code)))" }
+    }
+}
+
+/// The folder with the built executables (`.build/debug` or wherever the tests were built).
+public var builtProductsDirectory: URL {
+    var url = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    // The test bundle is `<products>/StudyBusPackageTests.xctest` (a file on Linux).
+    if url.lastPathComponent.hasSuffix(".xctest") { url.deleteLastPathComponent() }
+    return url
+}
