@@ -15,10 +15,15 @@ import Storage
 /// // run scheduler.services in a ServiceGroup after the bus
 /// ```
 public final class SchedulerService: Sendable {
+    /// The scheduler's SQLite file.
     public let database: ServiceDatabase
+    /// The durable stream of reminder events.
     public let outbox: Outbox
+    /// The bus host serving the contract's methods.
     public let host: ServiceHost
+    /// Publishes reminders when they fall due.
     public let reminders: ReminderLoop
+    /// Applies store's flashcard events.
     public let storeCards: DurableConsumer
     let writer: GroupCommit
     let clock: any WallClock

@@ -22,15 +22,19 @@ public struct FSRS: Sendable {
     static let minimumStability = 0.001
     static let dayMs: Int64 = 86_400_000
 
+    /// The 21 parameters w0…w20.
     public let w: [Double]
+    /// The probability of recall intervals aim for (0.9 by default).
     public let desiredRetention: Double
     /// Learning and relearning steps in milliseconds.
     public let learningSteps: [Int64]
     public let relearningSteps: [Int64]
+    /// The longest interval in days.
     public let maximumIntervalDays: Int
     private let decay: Double
     private let factor: Double
 
+    /// A scheduler with the given parameters (the defaults are the reference's).
     public init(parameters: [Double] = FSRS.defaultParameters, desiredRetention: Double = 0.9,
                 learningSteps: [Int64] = [60_000, 600_000], relearningSteps: [Int64] = [600_000], maximumIntervalDays: Int = 36_500) {
         precondition(parameters.count == 21, "FSRS-6 has 21 parameters")
@@ -45,14 +49,20 @@ public struct FSRS: Sendable {
 
     /// A card's FSRS memory.
     public struct Memory: Sendable, Equatable, Codable {
+        /// Learning, review or relearning.
         public var phase: FSRSPhase
+        /// The learning or relearning step; nil in review.
         public var step: Int?
+        /// Days until recall probability falls to 90%; nil before the first review.
         public var stability: Double?
+        /// 1…10; nil before the first review.
         public var difficulty: Double?
         /// Unix milliseconds.
         public var dueMs: Int64
+        /// Unix milliseconds of the last review.
         public var lastReviewMs: Int64?
 
+        /// A memory with every field given.
         public init(phase: FSRSPhase, step: Int?, stability: Double?, difficulty: Double?, dueMs: Int64, lastReviewMs: Int64?) {
             self.phase = phase
             self.step = step

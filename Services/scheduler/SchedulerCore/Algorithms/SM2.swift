@@ -31,12 +31,16 @@ public enum SM2 {
 
     /// A card's SM-2 memory.
     public struct Memory: Sendable, Equatable, Codable {
+        /// EF: 2.5 at first, at least 1.3.
         public var easeFactor: Double
+        /// The current interval in days.
         public var intervalDays: Int
+        /// Successful reviews in a row.
         public var repetitions: Int
         /// Unix milliseconds.
         public var dueMs: Int64
 
+        /// A memory with every field given.
         public init(easeFactor: Double, intervalDays: Int, repetitions: Int, dueMs: Int64) {
             self.easeFactor = easeFactor
             self.intervalDays = intervalDays
