@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
+        .executable(name: "timer-ticker", targets: ["timer-ticker"]),
         .executable(name: "scheduler", targets: ["scheduler"]),
     ],
     dependencies: [
@@ -86,6 +87,24 @@ let package = Package(
         // Benchmarks: the Swift processes of scripts/bench-bus.
         .executableTarget(name: "bus-bench", dependencies: ["Bus", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
 
+        // MARK: timer-ticker
+        .target(
+            name: "TimerTickerCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/timer-ticker/TimerTickerCore"
+        ),
+        .executableTarget(name: "timer-ticker", dependencies: ["TimerTickerCore", "ServiceKit"], path: "Services/timer-ticker/main"),
+        .executableTarget(
+            name: "TimerTickerBench",
+            dependencies: ["TimerTickerCore", "Bus", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/TimerTickerBench"
+        ),
+
         // MARK: scheduler
         .target(
             name: "SchedulerCore",
@@ -111,6 +130,12 @@ let package = Package(
         .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
+        .testTarget(
+            name: "TimerTickerTests",
+            dependencies: ["TimerTickerCore", "Contracts", "Bus", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Tests/TimerTickerTests"
+        ),
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
