@@ -1,6 +1,6 @@
 import Contracts
 import Foundation
-import SchedulerCore
+@testable import SchedulerCore
 import TestSupport
 import Testing
 
@@ -118,6 +118,19 @@ struct ReferenceParityTests {
             }
         }
         #expect(checked > 10_000)
+    }
+
+    @Test("FSRS fuzzing moves review intervals of 3+ days within the reference's band and leaves shorter ones")
+    func fsrsFuzz() {
+        let fsrs = FSRS()
+        // 10 days: band ±1.975 → 8…12 (the reference's rounding reaches 13 at the very top).
+        #expect(fsrs.fuzzedDays(10, fuzz: 0) == 8)
+        #expect(fsrs.fuzzedDays(10, fuzz: 0.5) == 10)
+        #expect(fsrs.fuzzedDays(10, fuzz: 0.99) == 13)
+        #expect(fsrs.fuzzedDays(2, fuzz: 0.99) == 2)
+        var memory = FSRS.Memory.new(dueMs: 0)
+        memory = fsrs.review(memory, rating: .easy, at: 0, fuzz: 0)
+        #expect(memory.dueMs == Int64(fsrs.fuzzedDays(fsrs.nextIntervalDays(memory.stability!), fuzz: 0)) * 86_400_000)
     }
 
     @Test("SM-2 failure resets the interval and repetitions and lowers the ease by 0.54, never below 1.3")

@@ -37,7 +37,9 @@ struct ReviewTests {
     @Test("review.due lists due cards oldest-overdue first, per set, with a limit")
     func dueOrder() async throws {
         let world = try await SchedulerWorld.start()
-        _ = try await world.call(Scheduler.addCards, CardsAddRequest(cards: (1...6).map { ReviewCardAdd(cardId: "c\($0)", setId: $0 <= 3 ? "a" : "b") }))
+        _ = try await world.call(Scheduler.addCards, CardsAddRequest(cards: (1...6).map {
+            ReviewCardAdd(cardId: "c\($0)", setId: $0 <= 3 ? "a" : "b", subjectId: $0 % 2 == 0 ? "even" : nil)
+        }))
         // Review c1..c6 on successive hours with good: each is due a day after its review.
         for n in 1...6 {
             world.clock.set(instant("2026-11-22T10:00:00Z").addingTimeInterval(Double(7 - n) * 3600))
@@ -49,6 +51,7 @@ struct ReviewTests {
         #expect(all.hasMore)
         let setA = try await world.call(Scheduler.dueCards, DueRequest(setId: "a"))
         #expect(setA.cards.map(\.cardId) == ["c3", "c2", "c1"] && !setA.hasMore)
+        #expect(try await world.call(Scheduler.dueCards, DueRequest(subjectId: "even")).cards.map(\.cardId) == ["c6", "c4", "c2"])
         let early = try await world.call(Scheduler.dueCards, DueRequest(at: instant("2026-11-23T13:30:00Z")))
         #expect(early.cards.map(\.cardId) == ["c6", "c5", "c4"])
         await world.stop()
