@@ -21,8 +21,12 @@ func instant(_ text: String) -> Date {
     return date
 }
 
+/// Heartbeat of the test broker and buses: slower than TestSupport's 100 ms so that a loaded
+/// machine running every suite at once does not declare the scheduler's worker lost.
+let heartbeatMs = 300
+
 /// A real broker, the scheduler on its own bus with a manual clock and its own SQLite file,
-/// and a client bus; `restart()` stops and starts the scheduler on the same file.
+/// and a client bus; `stopScheduler()` and `startScheduler()` restart it on the same file.
 final class SchedulerWorld: @unchecked Sendable {
     // @unchecked: the mutable fields are only touched by the test that owns the world, in order.
     let broker: Broker
@@ -35,10 +39,10 @@ final class SchedulerWorld: @unchecked Sendable {
     private var tasks: [Task<Void, any Error>] = []
 
     static func start(at start: Date = instant("2026-11-22T10:00:00Z")) async throws -> SchedulerWorld {
-        let (broker, endpoints) = try await startBroker()
+        let (broker, endpoints) = try await startBroker(heartbeatMs: heartbeatMs)
         let directory = try temporaryDirectory()
         let clock = ManualWallClock(start)
-        let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
+        let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
         let (bus, scheduler) = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
         let world = SchedulerWorld(broker: broker, endpoints: endpoints, client: client, clock: clock, directory: directory, serviceBus: bus, scheduler: scheduler)
         try await world.run()
@@ -56,7 +60,7 @@ final class SchedulerWorld: @unchecked Sendable {
     }
 
     private static func makeScheduler(endpoints: Broker.Endpoints, directory: URL, clock: ManualWallClock) throws -> (Bus, SchedulerService) {
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "scheduler"), logger: testLogger("scheduler"))
+        let bus = try Bus(configuration: busConfiguration(endpoints, source: "scheduler", heartbeatMs: heartbeatMs), logger: testLogger("scheduler"))
         let database = try SchedulerDatabase.open(in: directory, logger: testLogger("scheduler"))
         let scheduler = try SchedulerService(bus: bus, database: database, clock: clock, reminderPoll: .milliseconds(20),
                                              catchUpInterval: .milliseconds(200), logger: testLogger("scheduler"))

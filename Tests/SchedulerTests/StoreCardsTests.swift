@@ -30,7 +30,7 @@ struct FakeStore {
     let tasks: [Task<Void, any Error>]
 
     static func start(_ endpoints: Broker.Endpoints) throws -> FakeStore {
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "store"), logger: testLogger("store"))
+        let bus = try Bus(configuration: busConfiguration(endpoints, source: "store", heartbeatMs: heartbeatMs), logger: testLogger("store"))
         var migrator = DatabaseMigrator()
         Outbox.registerMigrations(&migrator)
         let database = try ServiceDatabase.open(at: try temporaryDirectory().appending(path: "store.sqlite"), migrator: migrator, logger: testLogger("store"))

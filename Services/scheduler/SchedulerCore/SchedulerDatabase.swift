@@ -54,14 +54,17 @@ public enum SchedulerDatabase {
                     fsrs_stability REAL,
                     fsrs_difficulty REAL,
                     fsrs_due_at INTEGER NOT NULL,
+                    last_log_id INTEGER,
                     created_at INTEGER NOT NULL,
                     updated_at INTEGER NOT NULL,
                     PRIMARY KEY (user_id, card_id)
-                );
+                ) WITHOUT ROWID;
                 CREATE INDEX card_due ON card (user_id, due_at, review_count);
                 CREATE INDEX card_set_due ON card (user_id, set_id, due_at) WHERE set_id IS NOT NULL;
                 CREATE INDEX card_subject_due ON card (user_id, subject_id, due_at) WHERE subject_id IS NOT NULL;
 
+                -- A card's reviews form a chain: card.last_log_id, then each row's previous state
+                -- names the row before it. No index: a review appends, undo follows the chain.
                 CREATE TABLE review_log (
                     id INTEGER PRIMARY KEY,
                     user_id TEXT NOT NULL,
@@ -74,8 +77,13 @@ public enum SchedulerDatabase {
                     previous TEXT NOT NULL,
                     created_at INTEGER NOT NULL
                 );
-                CREATE INDEX review_log_card ON review_log (user_id, card_id, id);
-                CREATE INDEX review_log_set ON review_log (user_id, set_id) WHERE set_id IS NOT NULL;
+                CREATE TABLE set_stats (
+                    user_id TEXT NOT NULL,
+                    set_id TEXT NOT NULL,
+                    reviews INTEGER NOT NULL,
+                    recalled INTEGER NOT NULL,
+                    PRIMARY KEY (user_id, set_id)
+                ) WITHOUT ROWID;
 
                 CREATE TABLE study_day (
                     user_id TEXT NOT NULL,

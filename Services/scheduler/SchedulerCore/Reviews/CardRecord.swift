@@ -24,6 +24,8 @@ struct CardRecord: Sendable {
         var sm2: SM2.Memory
         var fsrs: FSRS.Memory
         var updatedAt: Int64
+        /// The card's newest `review_log` row; each row's earlier state names the one before.
+        var lastLogId: Int64?
 
         /// A compact text form for `review_log.previous` (JSON costs more than the review itself).
         var snapshot: String {
@@ -32,13 +34,14 @@ struct CardRecord: Sendable {
                 "1", "\(reviewCount)", "\(lapses)", text(lastReviewedAt), text(lastRating?.rawValue),
                 "\(sm2.easeFactor)", "\(sm2.intervalDays)", "\(sm2.repetitions)", "\(sm2.dueMs)",
                 fsrs.phase.rawValue, text(fsrs.step), text(fsrs.stability), text(fsrs.difficulty), "\(fsrs.dueMs)", "\(updatedAt)",
+                text(lastLogId),
             ].joined(separator: " ")
         }
 
         /// Reads ``snapshot``.
         init?(snapshot: String) {
             let parts = snapshot.split(separator: " ").map(String.init)
-            guard parts.count == 15, parts[0] == "1",
+            guard parts.count == 16, parts[0] == "1",
                   let reviewCount = Int(parts[1]), let lapses = Int(parts[2]), let ease = Double(parts[5]), let interval = Int(parts[6]),
                   let repetitions = Int(parts[7]), let sm2Due = Int64(parts[8]), let phase = FSRSPhase(rawValue: parts[9]),
                   let fsrsDue = Int64(parts[13]), let updatedAt = Int64(parts[14]) else { return nil }
@@ -47,10 +50,11 @@ struct CardRecord: Sendable {
                       sm2: SM2.Memory(easeFactor: ease, intervalDays: interval, repetitions: repetitions, dueMs: sm2Due),
                       fsrs: FSRS.Memory(phase: phase, step: Int(parts[10]), stability: Double(parts[11]), difficulty: Double(parts[12]),
                                         dueMs: fsrsDue, lastReviewMs: lastReviewedAt),
-                      updatedAt: updatedAt)
+                      updatedAt: updatedAt, lastLogId: Int64(parts[15]))
         }
 
-        init(reviewCount: Int, lapses: Int, lastReviewedAt: Int64?, lastRating: ReviewRating?, sm2: SM2.Memory, fsrs: FSRS.Memory, updatedAt: Int64) {
+        init(reviewCount: Int, lapses: Int, lastReviewedAt: Int64?, lastRating: ReviewRating?, sm2: SM2.Memory, fsrs: FSRS.Memory,
+             updatedAt: Int64, lastLogId: Int64? = nil) {
             self.reviewCount = reviewCount
             self.lapses = lapses
             self.lastReviewedAt = lastReviewedAt
@@ -58,6 +62,7 @@ struct CardRecord: Sendable {
             self.sm2 = sm2
             self.fsrs = fsrs
             self.updatedAt = updatedAt
+            self.lastLogId = lastLogId
         }
     }
 
@@ -97,7 +102,7 @@ struct CardRecord: Sendable {
     /// The columns ``init(row:)`` reads, in its order.
     static let columns = """
         user_id, card_id, set_id, subject_id, algorithm, review_count, lapses, last_reviewed_at, last_rating, sm2_ease, sm2_interval,
-        sm2_repetitions, sm2_due_at, fsrs_phase, fsrs_step, fsrs_stability, fsrs_difficulty, fsrs_due_at, created_at, updated_at
+        sm2_repetitions, sm2_due_at, fsrs_phase, fsrs_step, fsrs_stability, fsrs_difficulty, fsrs_due_at, created_at, updated_at, last_log_id
         """
 
     /// A row selected with ``columns`` (read by position: this is the review path's hot spot).
@@ -114,7 +119,7 @@ struct CardRecord: Sendable {
             sm2: SM2.Memory(easeFactor: row[9], intervalDays: row[10], repetitions: row[11], dueMs: row[12]),
             fsrs: FSRS.Memory(phase: FSRSPhase(rawValue: row[13]) ?? .learning, step: row[14], stability: row[15],
                               difficulty: row[16], dueMs: row[17], lastReviewMs: lastReviewedAt),
-            updatedAt: row[19])
+            updatedAt: row[19], lastLogId: row[20])
         createdAt = row[18]
     }
 
@@ -138,12 +143,12 @@ struct CardRecord: Sendable {
         try db.cachedStatement(sql: """
             UPDATE card SET due_at = ?, review_count = ?, lapses = ?, last_reviewed_at = ?, last_rating = ?,
                 sm2_ease = ?, sm2_interval = ?, sm2_repetitions = ?, sm2_due_at = ?,
-                fsrs_phase = ?, fsrs_step = ?, fsrs_stability = ?, fsrs_difficulty = ?, fsrs_due_at = ?, updated_at = ?
+                fsrs_phase = ?, fsrs_step = ?, fsrs_stability = ?, fsrs_difficulty = ?, fsrs_due_at = ?, updated_at = ?, last_log_id = ?
             WHERE user_id = ? AND card_id = ?
             """).execute(arguments: [dueAt, p.reviewCount, p.lapses, p.lastReviewedAt, p.lastRating?.rawValue,
                              p.sm2.easeFactor, p.sm2.intervalDays, p.sm2.repetitions, p.sm2.dueMs,
                              p.fsrs.phase.rawValue, p.fsrs.step, p.fsrs.stability, p.fsrs.difficulty, p.fsrs.dueMs, p.updatedAt,
-                             userId, cardId])
+                             p.lastLogId, userId, cardId])
     }
 
     /// The card as the contract shows it, with retrievability and mastery as of `nowMs`.

@@ -49,9 +49,16 @@ enum ReviewBook {
         var removed = 0
         for (index, cardId) in cardIds.enumerated() {
             let cardId = try Validate.id(cardId, "cardIds[\(index)]")
+            guard let card = try CardRecord.fetch(db, user: user, cardId: cardId) else { continue }
+            // Follow the card's log chain, newest first.
+            var logId = card.progress.lastLogId
+            while let id = logId {
+                let previous = try String.fetchOne(db, sql: "SELECT previous FROM review_log WHERE id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [id])
+                logId = previous.flatMap(CardRecord.Progress.init(snapshot:))?.lastLogId
+            }
             try db.execute(sql: "DELETE FROM card WHERE user_id = ? AND card_id = ?", arguments: [user, cardId])
-            removed += db.changesCount
-            try db.execute(sql: "DELETE FROM review_log WHERE user_id = ? AND card_id = ?", arguments: [user, cardId])
+            removed += 1
         }
         return removed
     }
@@ -86,19 +93,16 @@ enum ReviewBook {
         next.lastReviewedAt = reviewedAt
         next.lastRating = rating
         next.updatedAt = nowMs
-        card.progress = next
-        try card.saveProgress(db)
-
         let localDate = zone.date(atMs: reviewedAt).description
         try db.cachedStatement(sql: """
             INSERT INTO review_log (user_id, card_id, set_id, rating, reviewed_at, local_date, duration_seconds, previous, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [user, cardId, card.setId, rating.rawValue, reviewedAt, localDate, request.durationSeconds,
                              previous.snapshot, nowMs])
-        try db.cachedStatement(sql: """
-            INSERT INTO study_day (user_id, date, reviews) VALUES (?, ?, 1)
-            ON CONFLICT (user_id, date) DO UPDATE SET reviews = reviews + 1
-            """).execute(arguments: [user, localDate])
+        next.lastLogId = db.lastInsertedRowID
+        card.progress = next
+        try card.saveProgress(db)
+        try countStudy(db, user: user, setId: card.setId, localDate: localDate, recalled: rating != .again, change: 1)
 
         let intervalDays = Double(card.dueAt - reviewedAt) / 86_400_000
         return ReviewResult(card: card.state(nowMs: nowMs), nextDueAt: Date(unixMilliseconds: card.dueAt), intervalDays: intervalDays,
@@ -109,9 +113,8 @@ enum ReviewBook {
     static func undo(cardId: String, _ db: Database, user: String, now: Date) throws -> CardState {
         let cardId = try Validate.id(cardId, "cardId")
         var card = try CardRecord.require(db, user: user, cardId: cardId)
-        guard let row = try Row.fetchOne(db, sql: """
-            SELECT id, local_date, previous FROM review_log WHERE user_id = ? AND card_id = ? ORDER BY id DESC LIMIT 1
-            """, arguments: [user, cardId]) else {
+        guard let logId = card.progress.lastLogId,
+              let row = try Row.fetchOne(db, sql: "SELECT rating, local_date, previous FROM review_log WHERE id = ?", arguments: [logId]) else {
             throw BusError.failedPrecondition("card \(cardId) has no review to undo")
         }
         guard var previous = CardRecord.Progress(snapshot: row["previous"]) else {
@@ -120,10 +123,22 @@ enum ReviewBook {
         previous.updatedAt = now.unixMilliseconds
         card.progress = previous
         try card.saveProgress(db)
-        try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [row["id"] as Int64])
-        try db.execute(sql: "UPDATE study_day SET reviews = reviews - 1 WHERE user_id = ? AND date = ?", arguments: [user, row["local_date"] as String])
-        try db.execute(sql: "DELETE FROM study_day WHERE user_id = ? AND date = ? AND reviews <= 0", arguments: [user, row["local_date"] as String])
+        try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [logId])
+        try countStudy(db, user: user, setId: card.setId, localDate: row["local_date"], recalled: (row["rating"] as String) != ReviewRating.again.rawValue, change: -1)
         return card.state(nowMs: now.unixMilliseconds)
+    }
+
+    /// Adds (or with `change` -1 takes back) a review in the study day and set counters.
+    private static func countStudy(_ db: Database, user: String, setId: String?, localDate: String, recalled: Bool, change: Int) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO study_day (user_id, date, reviews) VALUES (?1, ?2, ?3)
+            ON CONFLICT (user_id, date) DO UPDATE SET reviews = reviews + ?3
+            """).execute(arguments: [user, localDate, change])
+        guard let setId else { return }
+        try db.cachedStatement(sql: """
+            INSERT INTO set_stats (user_id, set_id, reviews, recalled) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (user_id, set_id) DO UPDATE SET reviews = reviews + ?3, recalled = recalled + ?4
+            """).execute(arguments: [user, setId, change, recalled ? change : 0])
     }
 
     // MARK: Queries
@@ -223,7 +238,7 @@ enum ReviewBook {
         }
         guard cards > 0 else { throw BusError.notFound("set \(setId) has no cards with review state") }
         let counts = try Row.fetchOne(db, sql: """
-            SELECT COUNT(*) AS reviews, COALESCE(SUM(rating != 'again'), 0) AS recalled FROM review_log WHERE user_id = ? AND set_id = ?
+            SELECT reviews, recalled FROM set_stats WHERE user_id = ? AND set_id = ?
             """, arguments: [user, setId])
         let reviews: Int = counts?["reviews"] ?? 0, recalled: Int = counts?["recalled"] ?? 0
         return SetStatistics(
