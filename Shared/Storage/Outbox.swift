@@ -93,7 +93,12 @@ public final class Outbox: Service, Sendable {
 
     /// Publishes stored events in `seq` order as they are committed; also prunes events older
     /// than the retention. Runs until graceful shutdown (publishing what is committed by then).
+    ///
+    /// How far it has published is kept in memory and saved at most once a second (and at the
+    /// end), not after every batch: after a crash, at most the last second's events go out
+    /// again, with the same ids and seqs, which consumers skip as already seen.
     public func run() async throws {
+        var cursor = try PublishCursor(database: database)
         wake.yield()
         var nextPrune = ContinuousClock.now
         await withGracefulShutdownHandler {
@@ -106,9 +111,10 @@ public final class Outbox: Service, Sendable {
                     }
                 }
                 for await _ in wakeups {
-                    publishPending()
+                    publishPending(&cursor)
+                    cursor.save(to: database, force: false, logger: logger)
                     if ContinuousClock.now >= nextPrune {
-                        prune()
+                        prune(publishedThrough: cursor.published)
                         nextPrune = ContinuousClock.now + .seconds(3600)
                     }
                 }
@@ -117,40 +123,36 @@ public final class Outbox: Service, Sendable {
         } onGracefulShutdown: { [wake] in
             wake.finish()
         }
-        publishPending()
+        publishPending(&cursor)
+        cursor.save(to: database, force: true, logger: logger)
     }
 
-    private func publishPending() {
+    private func publishPending(_ cursor: inout PublishCursor) {
         do {
             while true {
-                let (published, events) = try database.pool.read { db -> (Int64, [StoredRow]) in
-                    let published = try Int64.fetchOne(db, sql: "SELECT published_seq FROM bus_outbox_state WHERE singleton = 1") ?? 0
-                    let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT 500", arguments: [published])
-                    return (published, rows)
+                let after = cursor.published
+                let events = try database.pool.read { db in
+                    try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT 500", arguments: [after])
                 }
                 guard let last = events.last else { return }
                 for row in events {
                     try bus.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
                 }
-                try database.pool.write { db in
-                    try db.execute(sql: "UPDATE bus_outbox_state SET published_seq = ? WHERE singleton = 1 AND published_seq = ?", arguments: [last.seq, published])
-                }
+                cursor.published = last.seq
             }
         } catch {
             logger.error("outbox could not publish; will retry", metadata: ["error": "\(error)"])
         }
     }
 
-    private func prune() {
+    private func prune(publishedThrough published: Int64) {
         let cutoff = Date().unixMilliseconds - retention.components.seconds * 1000
         do {
             let removed = try database.pool.write { db -> Int in
                 // Keep the newest event so that seq keeps counting even after a long quiet time.
                 try db.execute(sql: """
-                    DELETE FROM bus_outbox WHERE ts < ?
-                      AND seq <= (SELECT published_seq FROM bus_outbox_state WHERE singleton = 1)
-                      AND seq < (SELECT MAX(seq) FROM bus_outbox)
-                    """, arguments: [cutoff])
+                    DELETE FROM bus_outbox WHERE ts < ? AND seq <= ? AND seq < (SELECT MAX(seq) FROM bus_outbox)
+                    """, arguments: [cutoff, published])
                 return db.changesCount
             }
             if removed > 0 { logger.info("outbox pruned old events", metadata: ["removed": "\(removed)"]) }
@@ -180,6 +182,34 @@ public final class Outbox: Service, Sendable {
     public func lastSeq() throws -> Int64 {
         try database.pool.read { db in
             try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0
+        }
+    }
+}
+
+/// How far the outbox has published, and when that was last saved.
+private struct PublishCursor {
+    var published: Int64
+    private var saved: Int64
+    private var savedAt = ContinuousClock.now
+
+    init(database: ServiceDatabase) throws {
+        published = try database.pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT published_seq FROM bus_outbox_state WHERE singleton = 1") ?? 0
+        }
+        saved = published
+    }
+
+    mutating func save(to database: ServiceDatabase, force: Bool, logger: Logger) {
+        guard published != saved, force || ContinuousClock.now - savedAt >= .seconds(1) else { return }
+        do {
+            let value = published
+            try database.pool.write { db in
+                try db.execute(sql: "UPDATE bus_outbox_state SET published_seq = ? WHERE singleton = 1", arguments: [value])
+            }
+            saved = published
+            savedAt = ContinuousClock.now
+        } catch {
+            logger.warning("outbox could not save its publish cursor; will retry", metadata: ["error": "\(error)"])
         }
     }
 }

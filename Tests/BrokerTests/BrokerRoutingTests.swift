@@ -197,7 +197,7 @@ struct BrokerRoutingTests {
             while peer.receive() != nil {}
             peer.close()
         }
-        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints)
+        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
         let reply = try await world.client.call(Echo.echo, EchoRequest(text: "still routing"), options: CallOptions(timeout: .seconds(5)))
         #expect(reply.text == "still routing")
         await world.stop()

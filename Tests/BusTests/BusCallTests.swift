@@ -131,7 +131,8 @@ struct BusCallTests {
         }
         let elapsed = ContinuousClock.now - started
         #expect(error?.code == .deadlineExceeded)
-        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(2))
+        // Generous upper bound: the point is that the call ends on its own, even on a loaded machine.
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(5))
         await bus.shutdown()
     }
 

@@ -99,13 +99,13 @@ public struct EchoWorld {
     }
 
     /// The echo service and a client on an already running broker (stopped with the world).
-    public static func start(broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16) async throws -> EchoWorld {
-        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo"), logger: testLogger("echo"))
+    public static func start(broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 100) async throws -> EchoWorld {
+        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo", heartbeatMs: heartbeatMs), logger: testLogger("echo"))
         let host = ServiceHost(bus: serviceBus, contract: Echo, credit: credit, logger: testLogger("echo"))
         let gauge = ConcurrencyGauge()
         registerEcho(on: host, gauge: gauge)
         let hostTask = Task { try await host.run() }
-        let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
+        let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
         let world = EchoWorld(broker: broker, endpoints: endpoints, serviceBus: serviceBus, host: host, client: client, hostTask: hostTask, gauge: gauge)
         try await world.waitForService("echo")
         return world

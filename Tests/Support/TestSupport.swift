@@ -87,3 +87,10 @@ public final class EventCollector: Sendable {
 
     public func cancel() { task.withLock { $0?.cancel() } }
 }
+
+/// The environment a service binary started by a test needs to join the test's broker: the
+/// endpoints and the same heartbeat interval as `startBroker` (a broker and its workers must
+/// agree on it, or idle workers are expired).
+public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 100) -> [String: String] {
+    ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs)]
+}

@@ -17,10 +17,7 @@ struct TickerProcess {
     static func launch(_ endpoints: Broker.Endpoints, dataDirectory: URL) throws -> TickerProcess {
         let process = Process()
         process.executableURL = binary
-        var environment = ProcessInfo.processInfo.environment
-        environment["BUS_RPC"] = endpoints.rpc
-        environment["BUS_PUB"] = endpoints.pub
-        environment["BUS_SUB"] = endpoints.sub
+        var environment = ProcessInfo.processInfo.environment.merging(serviceEnvironment(endpoints)) { _, test in test }
         environment["DATA_DIR"] = dataDirectory.path
         environment["TIMER_MAX_ACTIVE"] = "100000"
         environment["LOG_LEVEL"] = "warning"
