@@ -8,6 +8,17 @@ import Testing
 
 @Suite("Reviews through the bus")
 struct ReviewTests {
+    @Test("_describe lists every method and event of the contract")
+    func describesContract() async throws {
+        let world = try await SchedulerWorld.start()
+        let description = try await world.client.call(Reserved.describe("scheduler"), Empty())
+        let served = Set(description.methods.map(\.name))
+        #expect(Scheduler.methods.allSatisfy { served.contains($0.name) }, "missing: \(Scheduler.methods.map(\.name).filter { !served.contains($0) })")
+        #expect(served.contains("_events.replay"))
+        #expect(description.events.map(\.topic) == ["review.due", "habit.due", "test.due"])
+        await world.stop()
+    }
+
     @Test("a review updates the card's SM-2 state and returns the next due date; undo restores it")
     func recordAndUndo() async throws {
         let world = try await SchedulerWorld.start()
