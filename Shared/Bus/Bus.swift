@@ -209,12 +209,10 @@ public final class Bus: Sendable {
 
     // MARK: Worker connections (used by ServiceHost)
 
-    func addWorker(service: String, credit: Int, deliver: @escaping @Sendable (InboundRequest) -> Void) throws(BusError) -> Int {
-        let id = nextEndpointID()
+    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (InboundRequest) -> Void) throws(BusError) {
         try io.submit { loop in
             loop.add(WorkerEndpoint(service: service, credit: credit, loop: loop, deliver: deliver), id: id)
         }
-        return id
     }
 }
 

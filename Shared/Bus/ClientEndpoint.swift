@@ -26,6 +26,16 @@ final class PendingCall: Sendable {
 
     init(id: String) { self.id = id }
 
+    /// Whether a reply, deadline, cancellation or shutdown has already settled the call.
+    var isSettled: Bool {
+        state.withLock { state in
+            switch state {
+            case .created, .waiting: false
+            case .resolved, .delivered: true
+            }
+        }
+    }
+
     /// Installs the caller's continuation. Returns `false` (after resuming it) if the call was
     /// resolved before the caller got here, e.g. cancelled.
     func install(_ continuation: UnsafeContinuation<RawReply, any Error>) -> Bool {
@@ -65,8 +75,9 @@ final class PendingCall: Sendable {
 /// ever answers.
 final class ClientEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
-    private var pending: [String: (call: PendingCall, deadline: ContinuousClock.Instant)] = [:]
-    private var deadlines = MinHeap<ContinuousClock.Instant, String>()
+    private var pending: [String: PendingCall] = [:]
+    /// Deadlines of the calls sent; entries of settled calls are dropped when they reach the top.
+    private var deadlines = MinHeap<ContinuousClock.Instant, PendingCall>()
 
     init(loop: IOLoop) {
         do {
@@ -91,8 +102,8 @@ final class ClientEndpoint: LoopEndpoint {
             call.resolve(.failure(.unavailable("cannot send to the broker: \(error)")))
             return
         }
-        pending[call.id] = (call, deadline)
-        deadlines.insert(deadline, call.id)
+        pending[call.id] = call
+        deadlines.insert(deadline, call)
     }
 
     /// Forgets a call its caller gave up on.
@@ -101,7 +112,7 @@ final class ClientEndpoint: LoopEndpoint {
     }
 
     var nextDeadline: ContinuousClock.Instant? {
-        while let top = deadlines.minimum, pending[top.value]?.deadline != top.key {
+        while let top = deadlines.minimum, top.value.isSettled {
             deadlines.removeMinimum()
         }
         return deadlines.minimum?.key
@@ -110,9 +121,8 @@ final class ClientEndpoint: LoopEndpoint {
     func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {
         while let top = deadlines.minimum, top.key <= now {
             deadlines.removeMinimum()
-            guard let entry = pending[top.value], entry.deadline == top.key else { continue }
-            pending.removeValue(forKey: top.value)
-            entry.call.resolve(.failure(.deadlineExceeded("no reply before the call's deadline")))
+            pending.removeValue(forKey: top.value.id)
+            top.value.resolve(.failure(.deadlineExceeded("no reply before the call's deadline")))
         }
     }
 
@@ -134,14 +144,14 @@ final class ClientEndpoint: LoopEndpoint {
                 loop.logger.warning("dropping a malformed reply from the broker", metadata: ["frames": "\(frames.count)"])
                 continue
             }
-            guard let entry = pending.removeValue(forKey: header.id) else { continue }
-            entry.call.resolve(.success(RawReply(header: header, payload: frames[4], attachment: frames.count == 6 ? frames[5] : nil)))
+            guard let call = pending.removeValue(forKey: header.id) else { continue }
+            call.resolve(.success(RawReply(header: header, payload: frames[4], attachment: frames.count == 6 ? frames[5] : nil)))
         }
     }
 
     func close(loop: IOLoop) {
-        for entry in pending.values {
-            entry.call.resolve(.failure(.unavailable("the bus connection shut down before the reply arrived")))
+        for call in pending.values {
+            call.resolve(.failure(.unavailable("the bus connection shut down before the reply arrived")))
         }
         pending.removeAll()
         deadlines.removeAll()

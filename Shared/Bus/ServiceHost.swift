@@ -96,25 +96,41 @@ public final class ServiceHost: Service, Sendable {
 
     /// Registers with the broker and serves until graceful shutdown. Then it refuses new requests
     /// (`UNAVAILABLE`, so callers can retry elsewhere), finishes those in flight, and leaves.
+    /// If the task is cancelled instead, it leaves at once.
     public func run() async throws {
-        let (requests, continuation) = AsyncStream<InboundRequest>.makeStream()
-        let workerID = try bus.addWorker(service: service, credit: credit) { continuation.yield($0) }
+        let workerID = bus.nextEndpointID()
+        let inFlight = InFlightCounter()
+        // Each request runs as its own task, started right from the I/O thread: one hand-over
+        // instead of two through a stream and a consumer loop.
+        try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
+            inFlight.begin()
+            Task {
+                await serve(request, workerID: workerID)
+                inFlight.end()
+            }
+        }
         logger.info("serving", metadata: [
             "credit": "\(credit)", "broker": "\(bus.configuration.rpcEndpoint)",
             "methods": "\(routes.withLock { $0.count })",
         ])
-        await withGracefulShutdownHandler {
-            await withDiscardingTaskGroup { group in
-                for await request in requests {
-                    group.addTask { await self.serve(request, workerID: workerID) }
+        do {
+            try await gracefulShutdown()
+            setServing(false)
+            logger.info("draining: refusing new requests, finishing those in flight")
+            await withCheckedContinuation { (refusing: CheckedContinuation<Void, Never>) in
+                do {
+                    try bus.io.submit { loop in
+                        loop.endpoint(workerID, as: WorkerEndpoint.self)?.startDraining()
+                        refusing.resume()
+                    }
+                } catch {
+                    refusing.resume()
                 }
             }
-        } onGracefulShutdown: { [bus, logger] in
-            logger.info("draining: refusing new requests, finishing those in flight")
-            try? bus.io.submit { loop in loop.endpoint(workerID, as: WorkerEndpoint.self)?.startDraining() }
-            continuation.finish()
+            await inFlight.drained()
+        } catch {
+            setServing(false)
         }
-        setServing(false)
         try? bus.io.submit { loop in loop.remove(workerID) }
         logger.info("stopped serving")
     }
@@ -171,6 +187,35 @@ public final class ServiceHost: Service, Sendable {
         default:
             logger.error("handler failed", metadata: ["error": "\(String(reflecting: error))"])
             return .internal("internal error in \(service); the service log has the details")
+        }
+    }
+}
+
+/// Counts the requests being handled, and lets the host wait until there are none.
+final class InFlightCounter: Sendable {
+    private let state = Mutex<(count: Int, waiter: CheckedContinuation<Void, Never>?)>((0, nil))
+
+    func begin() { state.withLock { $0.count += 1 } }
+
+    func end() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.count -= 1
+            guard state.count == 0, let waiter = state.waiter else { return nil }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
+    /// Returns once no request is in flight.
+    func drained() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let idle = state.withLock { state -> Bool in
+                guard state.count > 0 else { return true }
+                state.waiter = continuation
+                return false
+            }
+            if idle { continuation.resume() }
         }
     }
 }
