@@ -8,6 +8,7 @@ let package = Package(
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
         .executable(name: "timer-ticker", targets: ["timer-ticker"]),
+        .executable(name: "scheduler", targets: ["scheduler"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -104,6 +105,20 @@ let package = Package(
             path: "Benchmarks/TimerTickerBench"
         ),
 
+        // MARK: scheduler
+        .target(
+            name: "SchedulerCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/scheduler/SchedulerCore"
+        ),
+        .executableTarget(name: "scheduler", dependencies: ["SchedulerCore", "ServiceKit"], path: "Services/scheduler/main"),
+        .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Contracts"], path: "Benchmarks/SchedulerBench"),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -120,6 +135,16 @@ let package = Package(
             dependencies: ["TimerTickerCore", "Contracts", "Bus", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/TimerTickerTests"
+        ),
+        .testTarget(
+            name: "SchedulerTests",
+            dependencies: [
+                "SchedulerCore", "Bus", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            path: "Tests/SchedulerTests",
+            exclude: ["Reference"]
         ),
     ]
 )

@@ -1,0 +1,81 @@
+import Foundation
+import GRDB
+import Storage
+import Synchronization
+
+/// Writes many requests' changes in one SQLite transaction (group commit): each request runs
+/// in its own savepoint, so one that fails rolls back alone, and all of them are answered after
+/// the single commit. Requests that arrive while a batch is being written form the next batch,
+/// so a lone request is written at once and a busy service amortises the commit.
+final class GroupCommit: Sendable {
+    /// The most requests written in one transaction.
+    static let maximumBatch = 256
+
+    private struct Job: Sendable {
+        /// Applies the request inside the batch's transaction (in its own savepoint).
+        let run: @Sendable (Database) -> Void
+        /// Answers the caller once the transaction ended: nil when it committed.
+        let complete: @Sendable ((any Error)?) -> Void
+    }
+
+    private let database: ServiceDatabase
+    private let state = Mutex<(queue: [Job], writing: Bool)>(([], false))
+
+    init(database: ServiceDatabase) {
+        self.database = database
+    }
+
+    /// Runs `body` in the next batch's transaction; returns its result after the commit.
+    func write<Result: Sendable>(_ body: @escaping @Sendable (Database) throws -> Result) async throws -> Result {
+        try await withCheckedThrowingContinuation { continuation in
+            let outcome = Mutex<Swift.Result<Result, any Error>?>(nil)
+            let job = Job(
+                run: { db in
+                    let result = Swift.Result { () throws -> Result in
+                        var value: Result?
+                        try db.inSavepoint {
+                            value = try body(db)
+                            return .commit
+                        }
+                        return value!
+                    }
+                    outcome.withLock { $0 = result }
+                },
+                complete: { commitError in
+                    if let commitError {
+                        continuation.resume(throwing: commitError)
+                    } else {
+                        continuation.resume(with: outcome.withLock { $0 }!)
+                    }
+                })
+            let startWriter = state.withLock { state -> Bool in
+                state.queue.append(job)
+                guard !state.writing else { return false }
+                state.writing = true
+                return true
+            }
+            if startWriter { Task { await self.drain() } }
+        }
+    }
+
+    /// Writes batches until the queue is empty.
+    private func drain() async {
+        while true {
+            let batch = state.withLock { state -> [Job] in
+                let batch = Array(state.queue.prefix(Self.maximumBatch))
+                state.queue.removeFirst(batch.count)
+                if batch.isEmpty { state.writing = false }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            do {
+                try await database.pool.write { db in
+                    for job in batch { job.run(db) }
+                }
+                for job in batch { job.complete(nil) }
+            } catch {
+                for job in batch { job.complete(error) }
+            }
+        }
+    }
+}

@@ -1,0 +1,250 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+
+/// Spaced-repetition state: cards, reviews and their log, due lists, forecasts, streaks and
+/// set statistics. Every function runs inside the caller's transaction.
+enum ReviewBook {
+    static let maximumBatch = 1000
+    /// How far in the future a review time may be (clock skew between devices).
+    static let futureTolerance: Int64 = 5 * 60_000
+
+    // MARK: Cards
+
+    /// Starts review state (new, due now) for cards not known yet; returns how many were new.
+    static func add(_ cards: [ReviewCardAdd], _ db: Database, user: String, now: Date) throws -> Int {
+        try Validate.count(cards, "cards", maximum: maximumBatch)
+        try UserSettings.ensure(db, user: user, now: now)
+        var added = 0
+        var algorithms: [String?: SchedulingAlgorithm] = [:]
+        for (index, card) in cards.enumerated() {
+            var card = card
+            card.cardId = try Validate.id(card.cardId, "cards[\(index)].cardId")
+            card.setId = try Validate.optionalID(card.setId, "cards[\(index)].setId")
+            card.subjectId = try Validate.optionalID(card.subjectId, "cards[\(index)].subjectId")
+            let algorithm = try algorithms[card.setId] ?? UserSettings.effective(db, user: user, setId: card.setId, now: now).0
+            algorithms[card.setId] = algorithm
+            if try CardRecord.new(user: user, card: card, algorithm: algorithm, now: now.unixMilliseconds).insertIfMissing(db) { added += 1 }
+        }
+        return added
+    }
+
+    /// Records a card's new set and subject (store's `flashcard.updated`); the new set's
+    /// algorithm applies from now on. A card not known yet is added.
+    static func move(_ card: ReviewCardAdd, _ db: Database, user: String, now: Date) throws {
+        guard var record = try CardRecord.fetch(db, user: user, cardId: card.cardId) else {
+            _ = try add([card], db, user: user, now: now)
+            return
+        }
+        guard record.setId != card.setId || record.subjectId != card.subjectId else { return }
+        record.algorithm = try UserSettings.effective(db, user: user, setId: card.setId, now: now).0
+        try db.execute(sql: "UPDATE card SET set_id = ?, subject_id = ?, algorithm = ?, due_at = ?, updated_at = ? WHERE user_id = ? AND card_id = ?",
+                       arguments: [card.setId, card.subjectId, record.algorithm.rawValue, record.dueAt, now.unixMilliseconds, user, card.cardId])
+    }
+
+    /// Drops cards with their log; returns how many had review state.
+    static func remove(_ cardIds: [String], _ db: Database, user: String) throws -> Int {
+        try Validate.count(cardIds, "cardIds", maximum: maximumBatch)
+        var removed = 0
+        for (index, cardId) in cardIds.enumerated() {
+            let cardId = try Validate.id(cardId, "cardIds[\(index)]")
+            guard let card = try CardRecord.fetch(db, user: user, cardId: cardId) else { continue }
+            // Follow the card's log chain, newest first.
+            var logId = card.progress.lastLogId
+            while let id = logId {
+                let previous = try String.fetchOne(db, sql: "SELECT previous FROM review_log WHERE id = ?", arguments: [id])
+                try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [id])
+                logId = previous.flatMap(CardRecord.Progress.init(snapshot:))?.lastLogId
+            }
+            try db.execute(sql: "DELETE FROM card WHERE user_id = ? AND card_id = ?", arguments: [user, cardId])
+            removed += 1
+        }
+        return removed
+    }
+
+    // MARK: Reviews
+
+    /// Applies a review: both algorithms' memories, the log row (with the earlier state, for
+    /// undo) and the study day, all in the caller's transaction.
+    static func record(_ request: ReviewRecordRequest, _ db: Database, user: String, now: Date) throws -> ReviewResult {
+        let cardId = try Validate.id(request.cardId, "cardId")
+        var card = try CardRecord.require(db, user: user, cardId: cardId)
+        let nowMs = now.unixMilliseconds
+        let reviewedAt = request.reviewedAt?.unixMilliseconds ?? nowMs
+        guard reviewedAt <= nowMs + futureTolerance else {
+            throw BusError.invalidArgument("field 'reviewedAt' must not be in the future (more than 5 minutes after the scheduler's clock)")
+        }
+        if let last = card.progress.lastReviewedAt, reviewedAt < last {
+            throw BusError.invalidArgument("field 'reviewedAt' must not be before the card's last review at \(ISO8601.format(unixMilliseconds: last))")
+        }
+        if let duration = request.durationSeconds, !(duration.isFinite && (0...3600).contains(duration)) {
+            throw BusError.invalidArgument("field 'durationSeconds' must be between 0 and 3600")
+        }
+        let (_, retention, fuzzing, zone) = try UserSettings.effective(db, user: user, setId: card.setId, now: now)
+        let previous = card.progress
+        let rating = request.rating
+        var next = previous
+        next.sm2 = SM2.review(previous.sm2, quality: SM2.quality(rating), at: reviewedAt)
+        next.fsrs = FSRS(desiredRetention: retention).review(previous.fsrs, rating: rating, at: reviewedAt, fuzz: fuzzing ? Double.random(in: 0..<1) : nil)
+        let wasRecalled = previous.sm2.repetitions > 0 || previous.fsrs.phase == .review
+        if rating == .again && wasRecalled { next.lapses += 1 }
+        next.reviewCount += 1
+        next.lastReviewedAt = reviewedAt
+        next.lastRating = rating
+        next.updatedAt = nowMs
+        let localDate = zone.date(atMs: reviewedAt).description
+        try db.cachedStatement(sql: """
+            INSERT INTO review_log (user_id, card_id, set_id, rating, reviewed_at, local_date, duration_seconds, previous, created_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [user, cardId, card.setId, rating.rawValue, reviewedAt, localDate, request.durationSeconds,
+                             previous.snapshot, nowMs])
+        next.lastLogId = db.lastInsertedRowID
+        card.progress = next
+        try card.saveProgress(db)
+        try countStudy(db, user: user, setId: card.setId, localDate: localDate, recalled: rating != .again, change: 1)
+
+        let intervalDays = Double(card.dueAt - reviewedAt) / 86_400_000
+        return ReviewResult(card: card.state(nowMs: nowMs), nextDueAt: Date(unixMilliseconds: card.dueAt), intervalDays: intervalDays,
+                            message: Messages.afterReview(rating, intervalDays: intervalDays))
+    }
+
+    /// Restores the card's state from before its last review and forgets that review.
+    static func undo(cardId: String, _ db: Database, user: String, now: Date) throws -> CardState {
+        let cardId = try Validate.id(cardId, "cardId")
+        var card = try CardRecord.require(db, user: user, cardId: cardId)
+        guard let logId = card.progress.lastLogId,
+              let row = try Row.fetchOne(db, sql: "SELECT rating, local_date, previous FROM review_log WHERE id = ?", arguments: [logId]) else {
+            throw BusError.failedPrecondition("card \(cardId) has no review to undo")
+        }
+        guard var previous = CardRecord.Progress(snapshot: row["previous"]) else {
+            throw BusError.internal("review log of card \(cardId) holds an unreadable earlier state")
+        }
+        previous.updatedAt = now.unixMilliseconds
+        card.progress = previous
+        try card.saveProgress(db)
+        try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [logId])
+        try countStudy(db, user: user, setId: card.setId, localDate: row["local_date"], recalled: (row["rating"] as String) != ReviewRating.again.rawValue, change: -1)
+        return card.state(nowMs: now.unixMilliseconds)
+    }
+
+    /// Adds (or with `change` -1 takes back) a review in the study day and set counters.
+    private static func countStudy(_ db: Database, user: String, setId: String?, localDate: String, recalled: Bool, change: Int) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO study_day (user_id, date, reviews) VALUES (?1, ?2, ?3)
+            ON CONFLICT (user_id, date) DO UPDATE SET reviews = reviews + ?3
+            """).execute(arguments: [user, localDate, change])
+        guard let setId else { return }
+        try db.cachedStatement(sql: """
+            INSERT INTO set_stats (user_id, set_id, reviews, recalled) VALUES (?1, ?2, ?3, ?4)
+            ON CONFLICT (user_id, set_id) DO UPDATE SET reviews = reviews + ?3, recalled = recalled + ?4
+            """).execute(arguments: [user, setId, change, recalled ? change : 0])
+    }
+
+    // MARK: Queries
+
+    /// Due cards, oldest-overdue first; `limit` 1...1000 (default 50).
+    static func due(_ request: DueRequest, _ db: Database, user: String, now: Date) throws -> DueResponse {
+        let limit = try Validate.int(request.limit ?? 50, "limit", in: 1...1000)
+        let at = (request.at ?? now).unixMilliseconds
+        var filter = ""
+        var arguments: StatementArguments = [user]
+        if let setId = try Validate.optionalID(request.setId, "setId") {
+            filter += " AND set_id = ?"
+            arguments += [setId]
+        }
+        if let subjectId = try Validate.optionalID(request.subjectId, "subjectId") {
+            filter += " AND subject_id = ?"
+            arguments += [subjectId]
+        }
+        arguments += [at, limit + 1]
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT card_id, set_id, subject_id, due_at, algorithm, review_count, sm2_interval, sm2_repetitions, sm2_ease, sm2_due_at,
+                   fsrs_phase, fsrs_due_at, last_reviewed_at
+            FROM card WHERE user_id = ?\(filter) AND due_at <= ? ORDER BY due_at LIMIT ?
+            """), arguments: arguments)
+        let cards = rows.prefix(limit).map { row in
+            let algorithm = SchedulingAlgorithm(rawValue: row["algorithm"]) ?? .sm2
+            let sm2 = SM2.Memory(easeFactor: row["sm2_ease"], intervalDays: row["sm2_interval"], repetitions: row["sm2_repetitions"], dueMs: row["sm2_due_at"])
+            let fsrs = FSRS.Memory(phase: FSRSPhase(rawValue: row["fsrs_phase"]) ?? .learning, step: nil, stability: nil, difficulty: nil,
+                                   dueMs: row["fsrs_due_at"], lastReviewMs: row["last_reviewed_at"])
+            return DueCard(cardId: row["card_id"], setId: row["set_id"], subjectId: row["subject_id"], dueAt: Date(unixMilliseconds: row["due_at"]),
+                           algorithm: algorithm, mastery: Mastery.level(algorithm: algorithm, sm2: sm2, fsrs: fsrs),
+                           isNew: (row["review_count"] as Int) == 0)
+        }
+        return DueResponse(cards: Array(cards), hasMore: rows.count > limit)
+    }
+
+    /// Reviews due per local day for `days` days from today; today includes overdue cards.
+    static func forecast(_ request: ForecastRequest, _ db: Database, user: String, now: Date) throws -> ForecastResponse {
+        let days = try Validate.int(request.days, "days", in: 1...365)
+        let setId = try Validate.optionalID(request.setId, "setId")
+        let zone = try UserSettings.load(db, user: user, now: now).zone
+        let today = zone.date(atMs: now.unixMilliseconds)
+        let sql = "SELECT COUNT(*) FROM card WHERE user_id = ?" + (setId == nil ? "" : " AND set_id = ?") + " AND due_at >= ? AND due_at < ?"
+        let statement = try db.cachedStatement(sql: sql)
+        var result: [ForecastDay] = []
+        var start = Int64.min
+        for offset in 0..<days {
+            let date = today.adding(days: offset)
+            let end = zone.instantMs(date.adding(days: 1))
+            var arguments: StatementArguments = [user]
+            if let setId { arguments += [setId] }
+            arguments += [start, end]
+            result.append(ForecastDay(date: date.description, count: try Int.fetchOne(statement, arguments: arguments) ?? 0))
+            start = end
+        }
+        return ForecastResponse(timeZone: zone.identifier, days: result)
+    }
+
+    /// The study streak in the user's time zone.
+    static func streak(_ db: Database, user: String, now: Date) throws -> StudyStreak {
+        let zone = try UserSettings.load(db, user: user, now: now).zone
+        let today = zone.date(atMs: now.unixMilliseconds)
+        let days = try String.fetchAll(db, sql: "SELECT date FROM study_day WHERE user_id = ? AND reviews > 0 ORDER BY date", arguments: [user])
+            .compactMap(LocalDate.init)
+        let (current, best) = Streaks.daily(days, today: today)
+        let reviewedToday = days.last == today
+        return StudyStreak(currentDays: current, bestDays: best, reviewedToday: reviewedToday, lastStudyDate: days.last?.description,
+                           timeZone: zone.identifier, message: Messages.streak(current: current, reviewedToday: reviewedToday))
+    }
+
+    /// A set's statistics as of now.
+    static func setStatistics(setId: String, _ db: Database, user: String, now: Date) throws -> SetStatistics {
+        let setId = try Validate.id(setId, "setId")
+        let nowMs = now.unixMilliseconds
+        let fsrs = FSRS()
+        var mastery = MasteryCounts()
+        var cards = 0, newCards = 0, dueNow = 0
+        var easeSum = 0.0, retrievabilitySum = 0.0, reviewed = 0
+        let rows = try Row.fetchCursor(db, sql: "SELECT \(CardRecord.columns) FROM card WHERE user_id = ? AND set_id = ?", arguments: [user, setId])
+        while let row = try rows.next() {
+            let card = CardRecord(row: row)
+            cards += 1
+            if card.dueAt <= nowMs { dueNow += 1 }
+            switch Mastery.level(algorithm: card.algorithm, sm2: card.progress.sm2, fsrs: card.progress.fsrs) {
+            case .learning: mastery.learning += 1
+            case .developing: mastery.developing += 1
+            case .proficient: mastery.proficient += 1
+            case .mastered: mastery.mastered += 1
+            }
+            if card.progress.reviewCount == 0 {
+                newCards += 1
+            } else {
+                reviewed += 1
+                easeSum += card.progress.sm2.easeFactor
+                retrievabilitySum += fsrs.retrievability(card.progress.fsrs, at: nowMs)
+            }
+        }
+        guard cards > 0 else { throw BusError.notFound("set \(setId) has no cards with review state") }
+        let counts = try Row.fetchOne(db, sql: """
+            SELECT reviews, recalled FROM set_stats WHERE user_id = ? AND set_id = ?
+            """, arguments: [user, setId])
+        let reviews: Int = counts?["reviews"] ?? 0, recalled: Int = counts?["recalled"] ?? 0
+        return SetStatistics(
+            setId: setId, cards: cards, newCards: newCards, dueNow: dueNow, reviews: reviews,
+            accuracy: reviews == 0 ? nil : Double(recalled) / Double(reviews),
+            averageEase: reviewed == 0 ? nil : easeSum / Double(reviewed),
+            averageRetrievability: reviewed == 0 ? nil : retrievabilitySum / Double(reviewed), mastery: mastery)
+    }
+}

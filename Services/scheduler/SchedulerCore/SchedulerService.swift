@@ -1,0 +1,133 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import Logging
+import ServiceKit
+import ServiceLifecycle
+import Storage
+
+/// The scheduler: its database, durable event stream, reminder loop, store consumer and the
+/// bus host serving the contract's methods.
+///
+/// ```swift
+/// let scheduler = try SchedulerService(bus: bus, database: SchedulerDatabase.open(in: directory, logger: logger), logger: logger)
+/// // run scheduler.services in a ServiceGroup after the bus
+/// ```
+public final class SchedulerService: Sendable {
+    /// The scheduler's SQLite file.
+    public let database: ServiceDatabase
+    /// The durable stream of reminder events.
+    public let outbox: Outbox
+    /// The bus host serving the contract's methods.
+    public let host: ServiceHost
+    /// Publishes reminders when they fall due.
+    public let reminders: ReminderLoop
+    /// Applies store's flashcard events.
+    public let storeCards: DurableConsumer
+    let writer: GroupCommit
+    let clock: any WallClock
+    let logger: Logger
+
+    /// - Parameters:
+    ///   - clock: "now" for every decision (reviews without a time, local days, reminders).
+    ///   - reminderPoll: how often the reminder loop looks at the clock.
+    ///   - catchUpInterval: how often store's event stream is checked for missed events.
+    public init(bus: Bus, database: ServiceDatabase, clock: any WallClock = SystemWallClock(), credit: Int = 64,
+                reminderPoll: Duration = .seconds(1), catchUpInterval: Duration = .seconds(5), logger: Logger) throws {
+        self.database = database
+        writer = GroupCommit(database: database)
+        self.clock = clock
+        self.logger = logger
+        outbox = try Outbox(source: SchedulerContract.serviceName, database: database, bus: bus, logger: logger)
+        host = ServiceHost(bus: bus, contract: Scheduler, credit: credit, logger: logger)
+        reminders = ReminderLoop(database: database, outbox: outbox, clock: clock, poll: reminderPoll, logger: logger)
+        storeCards = StoreCards.consumer(bus: bus, database: database, clock: clock, catchUpInterval: catchUpInterval, logger: logger)
+        outbox.registerReplay(on: host)
+        registerSettings()
+        registerReviews()
+        registerPlans()
+        registerHabits()
+        registerTests()
+    }
+
+    /// The services to run, in start order (shutdown runs in reverse: the host drains first,
+    /// the outbox publishes what is committed last).
+    public var services: [any Service] { [outbox, storeCards, reminders, host] }
+
+    /// Runs `body` for the calling user, once per idempotency key, in a savepoint of the next
+    /// group-committed write transaction (``GroupCommit``).
+    func write<Response: Codable & Sendable>(
+        _ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
+    ) async throws -> Response {
+        let user = try context.requireUser()
+        return try await writer.write { [clock] db in
+            // "Now" is read inside the transaction so that it never goes back between commits
+            // (two reviews of one card without a time must not see each other in the future).
+            let now = clock.now()
+            return try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) { try body(db, user, now) }
+        }
+    }
+
+    /// Like ``write(_:_:)`` for changes that affect reminders: wakes the reminder loop after commit.
+    func writeAffectingReminders<Response: Codable & Sendable>(
+        _ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
+    ) async throws -> Response {
+        let response = try await write(context, body)
+        reminders.invalidate()
+        return response
+    }
+
+    /// Runs `body` on a read snapshot for the calling user.
+    func read<Response: Sendable>(_ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response) async throws -> Response {
+        let user = try context.requireUser()
+        let now = clock.now()
+        return try await database.pool.read { db in try body(db, user, now) }
+    }
+
+    private func registerSettings() {
+        host.handle(Scheduler.getSettings) { [self] _, context in
+            try await read(context) { db, user, now in try UserSettings.load(db, user: user, now: now).record }
+        }
+        host.handle(Scheduler.updateSettings) { [self] request, context in
+            try await writeAffectingReminders(context) { db, user, now in try UserSettings.update(request, db, user: user, now: now) }
+        }
+        host.handle(Scheduler.configureSet) { [self] request, context in
+            try await write(context) { db, user, now in try UserSettings.configure(request, db, user: user, now: now) }
+        }
+    }
+
+    private func registerReviews() {
+        host.handle(Scheduler.addCards) { [self] request, context in
+            try await writeAffectingReminders(context) { db, user, now in
+                CardsAddResponse(added: try ReviewBook.add(request.cards, db, user: user, now: now))
+            }
+        }
+        host.handle(Scheduler.removeCards) { [self] request, context in
+            try await write(context) { db, user, _ in CardsRemoveResponse(removed: try ReviewBook.remove(request.cardIds, db, user: user)) }
+        }
+        host.handle(Scheduler.cardState) { [self] request, context in
+            try await read(context) { db, user, now in
+                try CardRecord.require(db, user: user, cardId: try Validate.id(request.cardId, "cardId")).state(nowMs: now.unixMilliseconds)
+            }
+        }
+        host.handle(Scheduler.recordReview) { [self] request, context in
+            try await write(context) { db, user, now in try ReviewBook.record(request, db, user: user, now: now) }
+        }
+        host.handle(Scheduler.undoReview) { [self] request, context in
+            try await write(context) { db, user, now in try ReviewBook.undo(cardId: request.cardId, db, user: user, now: now) }
+        }
+        host.handle(Scheduler.dueCards) { [self] request, context in
+            try await read(context) { db, user, now in try ReviewBook.due(request, db, user: user, now: now) }
+        }
+        host.handle(Scheduler.forecast) { [self] request, context in
+            try await read(context) { db, user, now in try ReviewBook.forecast(request, db, user: user, now: now) }
+        }
+        host.handle(Scheduler.studyStreak) { [self] _, context in
+            try await read(context) { db, user, now in try ReviewBook.streak(db, user: user, now: now) }
+        }
+        host.handle(Scheduler.setStatistics) { [self] request, context in
+            try await read(context) { db, user, now in try ReviewBook.setStatistics(setId: request.setId, db, user: user, now: now) }
+        }
+    }
+}

@@ -1,0 +1,116 @@
+import BrokerCore
+import Bus
+import Contracts
+import Foundation
+import SchedulerCore
+import ServiceKit
+import ServiceLifecycle
+import Storage
+import TestSupport
+import Testing
+
+func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appending(path: "scheduler-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// Parses an ISO 8601 instant in a test.
+func instant(_ text: String) -> Date {
+    guard let date = ISO8601.parse(text) else { fatalError("bad test instant \(text)") }
+    return date
+}
+
+/// Heartbeat of the test broker and buses: slower than TestSupport's 100 ms so that a loaded
+/// machine running every suite at once does not declare the scheduler's worker lost.
+let heartbeatMs = 300
+
+/// A real broker, the scheduler on its own bus with a manual clock and its own SQLite file,
+/// and a client bus; `stopScheduler()` and `startScheduler()` restart it on the same file.
+final class SchedulerWorld: @unchecked Sendable {
+    // @unchecked: the mutable fields are only touched by the test that owns the world, in order.
+    let broker: Broker
+    let endpoints: Broker.Endpoints
+    let client: Bus
+    let clock: ManualWallClock
+    let directory: URL
+    private(set) var serviceBus: Bus
+    private(set) var scheduler: SchedulerService
+    private var tasks: [Task<Void, any Error>] = []
+
+    static func start(at start: Date = instant("2026-11-22T10:00:00Z")) async throws -> SchedulerWorld {
+        let (broker, endpoints) = try await startBroker(heartbeatMs: heartbeatMs)
+        let directory = try temporaryDirectory()
+        let clock = ManualWallClock(start)
+        let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
+        let (bus, scheduler) = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
+        let world = SchedulerWorld(broker: broker, endpoints: endpoints, client: client, clock: clock, directory: directory, serviceBus: bus, scheduler: scheduler)
+        try await world.run()
+        return world
+    }
+
+    private init(broker: Broker, endpoints: Broker.Endpoints, client: Bus, clock: ManualWallClock, directory: URL, serviceBus: Bus, scheduler: SchedulerService) {
+        self.broker = broker
+        self.endpoints = endpoints
+        self.client = client
+        self.clock = clock
+        self.directory = directory
+        self.serviceBus = serviceBus
+        self.scheduler = scheduler
+    }
+
+    private static func makeScheduler(endpoints: Broker.Endpoints, directory: URL, clock: ManualWallClock) throws -> (Bus, SchedulerService) {
+        let bus = try Bus(configuration: busConfiguration(endpoints, source: "scheduler", heartbeatMs: heartbeatMs), logger: testLogger("scheduler"))
+        let database = try SchedulerDatabase.open(in: directory, logger: testLogger("scheduler"))
+        let scheduler = try SchedulerService(bus: bus, database: database, clock: clock, reminderPoll: .milliseconds(20),
+                                             catchUpInterval: .milliseconds(200), logger: testLogger("scheduler"))
+        return (bus, scheduler)
+    }
+
+    private func run() async throws {
+        tasks = scheduler.services.map { service in Task { try await service.run() } }
+        try await eventually("scheduler serves") {
+            (try? await client.call(Reserved.health("scheduler"), Empty()))?.status == .serving
+        }
+    }
+
+    /// Stops the scheduler (its tasks and bus), leaving its database file.
+    func stopScheduler() async {
+        for task in tasks.reversed() { task.cancel() }
+        for task in tasks { _ = try? await task.value }
+        tasks = []
+        await serviceBus.shutdown()
+    }
+
+    /// Starts a new scheduler process-equivalent on the same database file.
+    func startScheduler() async throws {
+        (serviceBus, scheduler) = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
+        try await run()
+    }
+
+    /// Calls a scheduler method as `user`.
+    func call<Request, Response>(_ method: Method<Request, Response>, _ request: Request, user: String = "u1", idem: String? = nil) async throws -> Response {
+        try await client.call(method, request, options: CallOptions(user: user, idempotencyKey: idem))
+    }
+
+    /// Calls and expects a failure; returns it.
+    func failure<Request, Response>(_ method: Method<Request, Response>, _ request: Request, user: String? = "u1") async -> BusError? {
+        do {
+            _ = try await client.call(method, request, options: CallOptions(user: user))
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Sets the user's time zone (and other settings).
+    func settings(_ update: SettingsUpdate, user: String = "u1") async throws {
+        _ = try await call(Scheduler.updateSettings, update, user: user)
+    }
+
+    func stop() async {
+        await stopScheduler()
+        await client.shutdown()
+        await broker.stop()
+    }
+}
