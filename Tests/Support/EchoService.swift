@@ -99,7 +99,7 @@ public struct EchoWorld {
     }
 
     /// The echo service and a client on an already running broker (stopped with the world).
-    public static func start(broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 100) async throws -> EchoWorld {
+    public static func start(broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 250) async throws -> EchoWorld {
         let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo", heartbeatMs: heartbeatMs), logger: testLogger("echo"))
         let host = ServiceHost(bus: serviceBus, contract: Echo, credit: credit, logger: testLogger("echo"))
         let gauge = ConcurrencyGauge()

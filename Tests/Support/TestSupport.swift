@@ -20,7 +20,7 @@ public func testLogger(_ label: String) -> Logger {
 
 /// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick.
 public func startBroker(
-    heartbeatMs: Int = 100, maxQueue: Int = 10_000, rpc: String = "tcp://127.0.0.1:*",
+    heartbeatMs: Int = 250, maxQueue: Int = 10_000, rpc: String = "tcp://127.0.0.1:*",
     pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*"
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
@@ -33,7 +33,7 @@ public func startBroker(
     return (broker, try await broker.start())
 }
 
-public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = 100) -> BusConfiguration {
+public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = 250) -> BusConfiguration {
     var configuration = BusConfiguration(source: source)
     configuration.rpcEndpoint = endpoints.rpc
     configuration.pubEndpoint = endpoints.pub
@@ -91,6 +91,6 @@ public final class EventCollector: Sendable {
 /// The environment a service binary started by a test needs to join the test's broker: the
 /// endpoints and the same heartbeat interval as `startBroker` (a broker and its workers must
 /// agree on it, or idle workers are expired).
-public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 100) -> [String: String] {
+public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 250) -> [String: String] {
     ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs)]
 }

@@ -2,39 +2,36 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
+import Glibc
 import GRDB
 import TestSupport
 import Testing
 
 /// The real `timer-ticker` binary, next to the test bundle in the build folder.
 struct TickerProcess {
-    let process: Process
+    let process: ChildProcess
 
-    static var binary: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "timer-ticker")
-    }
+    static var binary: URL { builtProductsDirectory.appending(path: "timer-ticker") }
 
     static func launch(_ endpoints: Broker.Endpoints, dataDirectory: URL) throws -> TickerProcess {
-        let process = Process()
-        process.executableURL = binary
-        var environment = ProcessInfo.processInfo.environment.merging(serviceEnvironment(endpoints)) { _, test in test }
+        var environment = serviceEnvironment(endpoints)
         environment["DATA_DIR"] = dataDirectory.path
         environment["TIMER_MAX_ACTIVE"] = "100000"
         environment["LOG_LEVEL"] = "warning"
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        return TickerProcess(process: process)
+        return TickerProcess(process: try ChildProcess(executable: binary.path, environment: environment, logFile: "/dev/null"))
     }
 
-    func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    func kill9() async {
+        process.send(SIGKILL)
+        await process.waitForExit()
     }
 
-    func terminate() {
-        process.terminate()
-        process.waitUntilExit()
+    func terminate() async {
+        process.send(SIGTERM)
+        if await process.waitForExit() == nil {
+            process.send(SIGKILL)
+            await process.waitForExit()
+        }
     }
 }
 
@@ -74,7 +71,7 @@ struct CrashTests {
         var kills = 0
         for round in 0..<5 {
             try await Task.sleep(for: .milliseconds(Int.random(in: round == 0 ? 600...1500 : 0...500)))
-            ticker.kill9()
+            await ticker.kill9()
             kills += 1
             ticker = try TickerProcess.launch(endpoints, dataDirectory: directory)
         }
@@ -107,7 +104,7 @@ struct CrashTests {
         #expect(Set(replayed.map(\.timer.id)) == Set(ids))
         #expect(replayed == stored)
 
-        ticker.terminate()
+        await ticker.terminate()
         await client.shutdown()
         await broker.stop()
         try? FileManager.default.removeItem(at: directory)
