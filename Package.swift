@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
+        .executable(name: "ai-gateway", targets: ["ai-gateway"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -82,6 +83,24 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // MARK: ai-gateway
+        .target(
+            name: "AIGatewayCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/ai-gateway/AIGatewayCore"
+        ),
+        .executableTarget(name: "ai-gateway", dependencies: ["AIGatewayCore", "ServiceKit"], path: "Services/ai-gateway/main"),
+        .executableTarget(
+            name: "AIGatewayBench",
+            dependencies: ["AIGatewayCore", "Bus", "Contracts", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/AIGatewayBench"
+        ),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -90,6 +109,12 @@ let package = Package(
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
+        .testTarget(
+            name: "AIGatewayTests",
+            dependencies: ["AIGatewayCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport"],
+            path: "Tests/AIGatewayTests",
+            exclude: ["mock_provider.py"]
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
 )

@@ -1,0 +1,204 @@
+import Bus
+import Contracts
+import Foundation
+import HTTPClient
+
+/// What a remote model is asked: a system instruction and a conversation.
+struct Prompt: Codable, Sendable, Equatable {
+    var system: String?
+    /// User and assistant turns, oldest first, ending with the user's.
+    var messages: [ChatMessage]
+    var maxTokens: Int?
+    var temperature: Double?
+    /// Ask for a JSON answer (Gemini's `responseMimeType`; the instruction says so for OpenAI).
+    var json = false
+}
+
+/// A whole answer.
+struct Completion: Sendable, Equatable {
+    var text: String
+    var finishReason: FinishReason
+    var usage: TokenUsage
+}
+
+/// One piece of a streamed answer.
+enum StreamPiece: Sendable, Equatable {
+    case delta(String)
+    /// The provider said the answer is complete.
+    case finished(FinishReason, TokenUsage?)
+}
+
+/// A provider of chat completions (OpenAI-compatible, Gemini).
+protocol ChatProvider: Sendable {
+    var name: String { get }
+    var model: String { get }
+    /// The whole answer to `prompt`.
+    func complete(_ prompt: Prompt, timeout: Duration) async throws(ProviderError) -> Completion
+    /// The answer as it is generated; the stream throws ``ProviderError``s.
+    func stream(_ prompt: Prompt, timeout: Duration) -> AsyncThrowingStream<StreamPiece, any Error>
+}
+
+/// A transcript as a provider returns it.
+struct Transcript: Sendable, Equatable {
+    var text: String
+    var language: String?
+    var duration: Double
+    var segments: [TranscriptSegment]
+}
+
+/// A provider of speech-to-text (Whisper-compatible).
+protocol TranscriptionProvider: Sendable {
+    var name: String { get }
+    var transcriptionModel: String { get }
+    func transcribe(_ audio: Data, request: TranscribeRequest, timeout: Duration) async throws(ProviderError) -> Transcript
+}
+
+/// Why one provider failed to answer.
+enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// An HTTP error status, with the provider's message and any `Retry-After` it asked for.
+    case http(status: Int, message: String, retryAfter: Duration?)
+    /// No HTTP response (timeout, connection refused, TLS).
+    case transport(HTTPClientError)
+    /// The answer was not in the format promised.
+    case malformed(String)
+    /// A stream ended before the provider said it was complete.
+    case brokenStream(String)
+    /// The provider's rate limit leaves no request within the deadline.
+    case rateLimited(String)
+    /// The answer was well-formed but not usable (blocked, empty, or guilt language).
+    case unusable(String)
+    /// The request's deadline passed.
+    case deadline(String)
+
+    /// Worth another try: 429, 500, 502, 503, 504, timeouts, lost connections, broken streams.
+    var isRetryable: Bool {
+        switch self {
+        case .http(let status, _, _): [429, 500, 502, 503, 504].contains(status)
+        case .transport(let error): error != .cancelled
+        case .brokenStream: true
+        case .malformed, .rateLimited, .unusable, .deadline: false
+        }
+    }
+
+    /// How long the provider asked us to wait, if it did.
+    var retryAfter: Duration? {
+        if case .http(_, _, let retryAfter) = self { return retryAfter }
+        return nil
+    }
+
+    /// The status the failure is reported with.
+    var code: StatusCode {
+        switch self {
+        case .http(let status, _, _):
+            switch status {
+            case 429: .resourceExhausted
+            case 400, 413, 422: .invalidArgument
+            case 401: .unauthenticated
+            case 403: .permissionDenied
+            case 404: .notFound
+            case 408, 504: .deadlineExceeded
+            default: .unavailable
+            }
+        case .transport(let error): error.busError.code
+        case .malformed: .internal
+        case .brokenStream: .unavailable
+        case .rateLimited: .resourceExhausted
+        case .unusable: .failedPrecondition
+        case .deadline: .deadlineExceeded
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .http(let status, let message, _): "HTTP \(status): \(message)"
+        case .transport(let error): error.description
+        case .malformed(let detail): "malformed answer: \(detail)"
+        case .brokenStream(let detail): "the stream broke: \(detail)"
+        case .rateLimited(let detail), .unusable(let detail), .deadline(let detail): detail
+        }
+    }
+}
+
+/// Reading provider answers.
+enum ProviderHTTP {
+    /// The JSON object of a successful response, or the provider's error.
+    static func json(_ response: HTTPResponse, provider: String) throws(ProviderError) -> JSONValue {
+        guard (200..<300).contains(response.status) else { throw error(from: response.status, headers: response.headers, body: response.body) }
+        do {
+            let value = try JSONValue.parse(response.body)
+            guard case .object = value else { throw ProviderError.malformed("\(provider) answered JSON that is not an object") }
+            return value
+        } catch let error as ProviderError {
+            throw error
+        } catch {
+            throw .malformed("\(provider) answered invalid JSON: \(String(decoding: response.body.prefix(200), as: UTF8.self))")
+        }
+    }
+
+    /// The error of a non-2xx response: its message (OpenAI's and Gemini's `error.message`) and
+    /// the delay it asks for (`retry-after-ms`, `Retry-After` in seconds or as a date, Gemini's
+    /// `RetryInfo.retryDelay`).
+    static func error(from status: Int, headers: [String: String], body: Data) -> ProviderError {
+        let json = try? JSONValue.parse(body)
+        var message = json?["error"]?["message"]?.stringValue ?? String(decoding: body.prefix(300), as: UTF8.self)
+        if message.isEmpty { message = HTTPStatusText.reason(status) }
+        var retryAfter: Duration?
+        if let milliseconds = headers["retry-after-ms"].flatMap(Double.init) {
+            retryAfter = .milliseconds(Int64(milliseconds))
+        } else if let value = headers["retry-after"] {
+            if let seconds = Double(value.trimmingCharacters(in: .whitespaces)) {
+                retryAfter = .milliseconds(Int64(seconds * 1000))
+            } else if let date = HTTPStatusText.parseHTTPDate(value) {
+                retryAfter = .milliseconds(max(0, Int64(date.timeIntervalSinceNow * 1000)))
+            }
+        }
+        if retryAfter == nil, case .array(let details)? = json?["error"]?["details"] {
+            for detail in details {
+                if let delay = detail["retryDelay"]?.stringValue, let parsed = parseProtobufDuration(delay) { retryAfter = parsed }
+            }
+        }
+        return .http(status: status, message: message, retryAfter: retryAfter)
+    }
+
+    /// A protobuf JSON duration, e.g. `"23s"` or `"1.5s"`.
+    static func parseProtobufDuration(_ text: String) -> Duration? {
+        guard text.hasSuffix("s"), let seconds = Double(text.dropLast()), seconds >= 0 else { return nil }
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
+    /// Reads what is left of a streamed error response and turns it into the provider's error.
+    static func streamedError(status: Int, headers: [String: String], rest: inout AsyncThrowingStream<HTTPStreamEvent, any Error>.AsyncIterator) async -> ProviderError {
+        var body = Data()
+        while let event = try? await rest.next() {
+            if case .body(let chunk) = event { body.append(chunk) }
+        }
+        return error(from: status, headers: headers, body: body)
+    }
+}
+
+/// Status reasons and HTTP dates.
+enum HTTPStatusText {
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 400: "bad request"
+        case 401: "unauthorized (check the API key)"
+        case 403: "forbidden"
+        case 404: "not found (check the base URL and model)"
+        case 429: "too many requests"
+        case 500: "internal server error"
+        case 502: "bad gateway"
+        case 503: "service unavailable"
+        case 504: "gateway timeout"
+        default: "HTTP status \(status)"
+        }
+    }
+
+    /// An IMF-fixdate, e.g. `Wed, 21 Oct 2015 07:28:00 GMT`.
+    static func parseHTTPDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: text)
+    }
+}
