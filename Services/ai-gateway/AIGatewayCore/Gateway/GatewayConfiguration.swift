@@ -124,11 +124,12 @@ public struct GatewayConfiguration: Sendable {
     /// Requests served at once.
     public var credit = 32
 
-    /// Local provider only (the default with an empty environment).
-    public init(openAI: RemoteProviderConfiguration? = nil, gemini: RemoteProviderConfiguration? = nil, routes: [GatewayTask: [String]]? = nil) {
+    /// The given providers (none: local only, the default with an empty environment), with the
+    /// default routes except those in `routes`.
+    public init(openAI: RemoteProviderConfiguration? = nil, gemini: RemoteProviderConfiguration? = nil, routes: [GatewayTask: [String]] = [:]) {
         self.openAI = openAI
         self.gemini = gemini
-        self.routes = routes ?? Self.defaultRoutes(openAI: openAI, gemini: gemini)
+        self.routes = Self.defaultRoutes(openAI: openAI, gemini: gemini).merging(routes) { _, chosen in chosen }
     }
 
     /// The remote providers configured, by name.

@@ -156,10 +156,12 @@ public final class IntentEngine: Sendable {
                 total += bestSimilarity
                 if bestSimilarity > 0, bestSimilarity < 1 { corrected[bestPosition] = literal }
             }
-            let score = total / Double(compiled.pattern.requiredWords.count)
+            var score = total / Double(compiled.pattern.requiredWords.count)
             guard score >= 0.5 else { continue }
-            let captures = words.count <= maxCommandWords ? compiled.pattern.match(corrected)?.captures ?? [] : []
-            scored.append((score, index, captures))
+            // A pattern the corrected command matches outright explains every word: it ranks first.
+            let match = words.count <= maxCommandWords ? compiled.pattern.match(corrected) : nil
+            if match != nil { score = min(1, score + 0.1) }
+            scored.append((score, index, match?.captures ?? []))
         }
         scored.sort { $0.score > $1.score || ($0.score == $1.score && $0.index < $1.index) }
         return scored.prefix(3).map { intentMatch(commands[$0.index], captures: $0.captures, confidence: ($0.score * 0.9 * 100).rounded() / 100) }
@@ -176,15 +178,18 @@ public final class IntentEngine: Sendable {
                            parameters: parameters, confidence: confidence)
     }
 
-    /// 1 for the same word, 0.8 for one edit apart (words of 4+ letters), 0.6 for two edits
+    /// 1 for the same word, 0.8 for one edit apart (words of 3+ letters), 0.6 for two edits
     /// (7+ letters), else 0.
     static func wordSimilarity(_ a: [UInt8], _ b: [UInt8]) -> Double {
         if a == b { return 1 }
         let shorter = min(a.count, b.count)
-        guard shorter >= 4, abs(a.count - b.count) <= 2 else { return 0 }
+        guard shorter >= 3, abs(a.count - b.count) <= 2 else { return 0 }
         let limit = shorter >= 7 ? 2 : 1
-        let distance = boundedEditDistance(a, b, limit: limit)
-        return distance == 1 ? 0.8 : distance == 2 ? 0.6 : 0
+        switch boundedEditDistance(a, b, limit: limit) {
+        case 1: return 0.8
+        case 2 where limit == 2: return 0.6
+        default: return 0
+        }
     }
 
     /// Levenshtein distance, or `limit + 1` as soon as it must exceed `limit`.

@@ -78,12 +78,12 @@ enum Encouragement {
     /// A warm reflection on what the user wrote: names its main topics, meets difficulty with
     /// reassurance and enjoyment with celebration, and ends with one gentle next step.
     static func reflection(_ text: String, identity: String?) -> String {
-        let topics = KeywordExtractor.keywords(TextDocument(text), maxCount: 2).map(\.term)
         let words = Set(CommandText.words(text))
-        let struggle = ["hard", "difficult", "confusing", "confused", "struggle", "struggled", "struggling", "stuck", "frustrating",
-                        "frustrated", "overwhelmed", "tired", "anxious", "worried", "tough", "lost"].contains(where: words.contains)
-        let joy = ["enjoy", "enjoyed", "love", "loved", "fun", "proud", "finally", "excited", "happy", "clicked", "understood",
-                   "interesting", "fascinating", "great"].contains(where: words.contains)
+        let struggle = struggleWords.contains(where: words.contains)
+        let joy = joyWords.contains(where: words.contains)
+        let topics = KeywordExtractor.keywords(TextDocument(text), maxCount: 10).map(\.term)
+            .filter { term in !term.lowercased().split(separator: " ").contains { notTopics.contains(String($0)) } }
+            .prefix(2)
         let topic = topics.isEmpty ? "this" : topics.count == 1 ? topics[0] : "\(topics[0]) and \(topics[1])"
         var sentences: [String] = []
         if struggle {
@@ -102,6 +102,20 @@ enum Encouragement {
             : "What's one idea about \(topic) you could explain to a friend?")
         return sentences.joined(separator: " ")
     }
+
+    private static let struggleWords: Set<String> = [
+        "hard", "difficult", "confusing", "confused", "struggle", "struggled", "struggling", "stuck", "frustrating", "frustrated",
+        "overwhelmed", "tired", "anxious", "worried", "tough", "lost",
+    ]
+    private static let joyWords: Set<String> = [
+        "enjoy", "enjoyed", "love", "loved", "fun", "proud", "finally", "excited", "happy", "clicked", "understood", "interesting",
+        "fascinating", "great",
+    ]
+    /// Feelings and times of day say how, not what: they are not the topic.
+    private static let notTopics = struggleWords.union(joyWords).union([
+        "today", "yesterday", "tonight", "tomorrow", "week", "morning", "evening", "afternoon", "night", "time", "day", "hour",
+        "hours", "minutes", "studied", "learned", "read", "practiced", "session",
+    ])
 
     private static func cleaned(_ text: String?) -> String? {
         guard let text = text?.trimmingCharacters(in: .whitespacesAndNewlines), !text.isEmpty else { return nil }

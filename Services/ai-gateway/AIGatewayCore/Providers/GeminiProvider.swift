@@ -23,10 +23,11 @@ struct GeminiProvider: ChatProvider {
                            body: body(prompt), timeout: timeout, connectTimeout: min(timeout, .seconds(10)), caFile: configuration.caFile)
     }
 
-    /// Gemini wants turns to alternate user/model, so consecutive turns of one role are joined.
+    /// Gemini wants turns to alternate user/model starting with the user, so consecutive turns
+    /// of one role are joined and a leading model turn is left out.
     private func body(_ prompt: Prompt) -> Data {
         var contents: [(role: String, text: String)] = []
-        for message in prompt.messages {
+        for message in prompt.messages.drop(while: { $0.role == .assistant }) {
             let role = message.role == .assistant ? "model" : "user"
             if let last = contents.last, last.role == role {
                 contents[contents.count - 1].text += "\n\n" + message.content
@@ -57,7 +58,8 @@ struct GeminiProvider: ChatProvider {
         } catch {
             throw .transport(error)
         }
-        let json = try ProviderHTTP.json(response, provider: name)
+        let json: JSONValue
+        do { json = try ProviderHTTP.json(response, provider: name) } catch { throw error.redacting(configuration.apiKey) }
         let piece = try Self.read(json, provider: name)
         guard let finish = piece.finish else { throw .malformed("\(name) answered without a finishReason") }
         return Completion(text: piece.text, finishReason: finish, usage: piece.usage ?? TokenUsage(estimated: true))
@@ -89,13 +91,14 @@ struct GeminiProvider: ChatProvider {
     func stream(_ prompt: Prompt, timeout: Duration) -> AsyncThrowingStream<StreamPiece, any Error> {
         let exchange = http.stream(request(prompt, stream: true, timeout: timeout))
         let name = self.name
+        let key = configuration.apiKey
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do throws(ProviderError) {
                     try await Self.relay(exchange, provider: name, to: continuation)
                     continuation.finish()
                 } catch {
-                    continuation.finish(throwing: error)
+                    continuation.finish(throwing: error.redacting(key))
                 }
             }
             continuation.onTermination = { _ in task.cancel() }

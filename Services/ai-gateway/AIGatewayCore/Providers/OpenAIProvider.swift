@@ -44,7 +44,8 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
         } catch {
             throw .transport(error)
         }
-        let json = try ProviderHTTP.json(response, provider: name)
+        let json: JSONValue
+        do { json = try ProviderHTTP.json(response, provider: name) } catch { throw error.redacting(configuration.apiKey) }
         guard let choice = json["choices"]?.arrayValue?.first, let text = choice["message"]?["content"]?.stringValue else {
             throw .malformed("\(name) answered without choices[0].message.content")
         }
@@ -54,13 +55,14 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
     func stream(_ prompt: Prompt, timeout: Duration) -> AsyncThrowingStream<StreamPiece, any Error> {
         let exchange = http.stream(request(path: "/chat/completions", contentType: "application/json", body: body(prompt, stream: true), timeout: timeout, stream: true))
         let name = self.name
+        let key = configuration.apiKey
         return AsyncThrowingStream { continuation in
             let task = Task {
                 do throws(ProviderError) {
                     try await Self.relay(exchange, provider: name, to: continuation)
                     continuation.finish()
                 } catch {
-                    continuation.finish(throwing: error)
+                    continuation.finish(throwing: error.redacting(key))
                 }
             }
             continuation.onTermination = { _ in task.cancel() }
@@ -139,7 +141,8 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
         } catch {
             throw .transport(error)
         }
-        let json = try ProviderHTTP.json(response, provider: name)
+        let json: JSONValue
+        do { json = try ProviderHTTP.json(response, provider: name) } catch { throw error.redacting(configuration.apiKey) }
         guard let text = json["text"]?.stringValue else { throw .malformed("\(name) answered a transcription without text") }
         let segments = (json["segments"]?.arrayValue ?? []).compactMap { segment -> TranscriptSegment? in
             guard let start = segment["start"]?.doubleValue, let end = segment["end"]?.doubleValue, let text = segment["text"]?.stringValue else { return nil }

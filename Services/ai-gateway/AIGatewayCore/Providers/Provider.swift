@@ -108,6 +108,19 @@ enum ProviderError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The same error with `secret` (an API key a provider echoed back) blanked out.
+    func redacting(_ secret: APIKey?) -> ProviderError {
+        guard let secret, !secret.value.isEmpty else { return self }
+        func clean(_ text: String) -> String { text.replacingOccurrences(of: secret.value, with: "[redacted]") }
+        switch self {
+        case .http(let status, let message, let retryAfter): return .http(status: status, message: clean(message), retryAfter: retryAfter)
+        case .malformed(let detail): return .malformed(clean(detail))
+        case .brokenStream(let detail): return .brokenStream(clean(detail))
+        case .unusable(let detail): return .unusable(clean(detail))
+        case .transport, .rateLimited, .deadline: return self
+        }
+    }
+
     var description: String {
         switch self {
         case .http(let status, let message, _): "HTTP \(status): \(message)"

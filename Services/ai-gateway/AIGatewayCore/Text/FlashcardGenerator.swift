@@ -37,7 +37,7 @@ struct FlashcardGenerator {
         for chunk in chunks {
             starts.append(Int32(joined.utf8.count))
             if let heading = chunk.heading?.trimmingCharacters(in: .whitespacesAndNewlines), !heading.isEmpty,
-               !chunk.text.hasPrefix(heading), !chunk.text.hasPrefix("# " + heading) {
+               !chunk.text.hasPrefix(heading + "\n"), !chunk.text.hasPrefix("# " + heading) {
                 joined += "# " + heading.replacingOccurrences(of: "\n", with: " ") + "\n\n"
             }
             joined += chunk.text
@@ -265,6 +265,12 @@ struct FlashcardGenerator {
             }
         }
         guard let best else { return nil }
+        // A term that appears twice in the sentence would give its own answer away.
+        let stems = terms[best.term].stems
+        let occurrences = sentence.tokenRange.filter { start in
+            start + stems.count <= sentence.tokenRange.upperBound && (0..<stems.count).allSatisfy { document.stem(tokens[start + $0]) == stems[$0] }
+        }
+        guard occurrences.count == 1 else { return nil }
         let blank = Int(tokens[best.start].start)..<Int(tokens[best.end - 1].end)
         let front = document.text(of: sentence, replacing: blank, with: "_____")
         let answer = document.text(tokens: best.start..<best.end)

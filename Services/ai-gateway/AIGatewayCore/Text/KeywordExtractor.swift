@@ -4,7 +4,8 @@ import Foundation
 /// alone — casing, position, frequency, how many different words surround it (a word that sits
 /// next to anything is a function word), and how many sentences it appears in — and candidate
 /// phrases of one to three words that neither start nor end with a stopword (RAKE's split) are
-/// scored from their words. Lower raw scores are better; the result is normalized so the best
+/// scored from their words (one change: the position feature is flatter, see `scores()`).
+/// Lower raw scores are better; the result is normalized so the best
 /// term has 1. One pass over the tokens plus hash-table counting: linear in the text.
 enum KeywordExtractor {
     /// The longest phrase considered.
@@ -198,7 +199,10 @@ private struct WordStatistics {
             let casing = Double(max(upper[stem], acronym[stem])) / (1 + log(tf))
             let sentences = sentenceList[stem]
             let median = Double(sentences[sentences.count / 2])
-            let position = log(log(3 + median))
+            // YAKE uses ln(ln(3 + median)), which makes the first sentence's words several times
+            // better than the third's; study notes often open with greetings or admin, so the
+            // curve starts flatter.
+            let position = log(log(10 + median))
             let normalizedFrequency = tf / spread
             let left = leftTotal[stem] > 0 ? Double(leftDistinct[stem]) / Double(leftTotal[stem]) : 0
             let right = rightTotal[stem] > 0 ? Double(rightDistinct[stem]) / Double(rightTotal[stem]) : 0

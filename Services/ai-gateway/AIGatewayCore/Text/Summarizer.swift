@@ -24,7 +24,9 @@ enum Summarizer {
     static func summarize(_ document: TextDocument, maxSentences: Int, within: Range<Int>? = nil) -> [Int] {
         let graph = SentenceGraph(document: document, range: within ?? 0..<document.sentences.count)
         guard !graph.candidates.isEmpty, maxSentences > 0 else { return [] }
-        let scores = graph.rankInBlocks(keep: max(maxSentences * 3, 30))
+        let centrality = graph.rankInBlocks(keep: max(maxSentences * 3, 30))
+        // A paragraph's opening sentence usually states its topic: half again its centrality.
+        let scores = centrality.indices.map { centrality[$0] * (graph.opensParagraph[$0] ? 1.5 : 1) }
         let order = scores.indices.sorted { scores[$0] > scores[$1] || (scores[$0] == scores[$1] && $0 < $1) }
         var chosen: [Int] = []
         for local in order where chosen.count < maxSentences {
@@ -44,9 +46,18 @@ struct SentenceGraph {
     private var offsets: [Int] = [0]
     /// log(1 + content words) of each candidate.
     private var lengthNorm: [Double] = []
+    /// Whether each candidate is the first one of its paragraph.
+    private(set) var opensParagraph: [Bool] = []
     private let stemCount: Int
 
+    /// The sentences of `range` with at least three content words (at least one if none has
+    /// three), headings and run-on sentences of more than 80 words left out.
     init(document: TextDocument, range: Range<Int>) {
+        self.init(document: document, range: range, minimumContent: 3)
+        if candidates.isEmpty { self.init(document: document, range: range, minimumContent: 1) }
+    }
+
+    private init(document: TextDocument, range: Range<Int>, minimumContent: Int) {
         stemCount = document.vocabulary.stems.count
         var seen = [Int32](repeating: -1, count: stemCount)
         let tokens = document.tokens
@@ -68,11 +79,12 @@ struct SentenceGraph {
                     stems.append(stem)
                 }
             }
-            guard content >= 3 else {
+            guard content >= minimumContent else {
                 for stem in stems[before...] { seen[Int(stem)] = -1 }
                 stems.removeSubrange(before...)
                 continue
             }
+            opensParagraph.append(candidates.last.map { document.sentences[$0].paragraph != sentence.paragraph } ?? true)
             candidates.append(index)
             offsets.append(stems.count)
             lengthNorm.append(log(1 + Double(content)))
@@ -197,4 +209,11 @@ struct SentenceGraph {
         }
         return score
     }
+}
+
+public func debugSentenceScores(_ text: String) -> [(String, Double, Bool)] {
+    let document = TextDocument(text)
+    let graph = SentenceGraph(document: document, range: 0..<document.sentences.count)
+    let scores = graph.rankInBlocks(keep: 30)
+    return graph.candidates.indices.map { (String(document.text(of: document.sentences[graph.candidates[$0]]).prefix(60)), scores[$0], graph.opensParagraph[$0]) }
 }
