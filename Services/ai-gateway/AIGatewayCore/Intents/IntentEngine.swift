@@ -145,8 +145,7 @@ public final class IntentEngine: Sendable {
         for (index, compiled) in commands.enumerated() {
             var total = 0.0
             var corrected = words
-            for literal in compiled.pattern.requiredWords {
-                let target = Array(literal.utf8)
+            for (literal, target) in zip(compiled.pattern.requiredWords, compiled.pattern.requiredBytes) {
                 var bestSimilarity = 0.0, bestPosition = -1
                 for (position, input) in inputs.enumerated() {
                     let similarity = wordSimilarity(input, target)
@@ -192,22 +191,27 @@ public final class IntentEngine: Sendable {
         }
     }
 
-    /// Levenshtein distance, or `limit + 1` as soon as it must exceed `limit`.
+    /// Levenshtein distance, or `limit + 1` as soon as it must exceed `limit` (two rows on the
+    /// stack: this runs for every pattern word on a cache miss).
     static func boundedEditDistance(_ a: [UInt8], _ b: [UInt8], limit: Int) -> Int {
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            var rowMinimum = i
-            for j in 1...b.count {
-                let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
-                current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
-                rowMinimum = min(rowMinimum, current[j])
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 2 * (b.count + 1)) { buffer in
+            var previous = UnsafeMutableBufferPointer(rebasing: buffer[0...b.count])
+            var current = UnsafeMutableBufferPointer(rebasing: buffer[(b.count + 1)...])
+            for j in 0...b.count { previous[j] = j }
+            for i in 1...a.count {
+                current[0] = i
+                var rowMinimum = i
+                for j in 1...b.count {
+                    let substitution = previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)
+                    current[j] = min(substitution, previous[j] + 1, current[j - 1] + 1)
+                    rowMinimum = min(rowMinimum, current[j])
+                }
+                if rowMinimum > limit { return limit + 1 }
+                swap(&previous, &current)
             }
-            if rowMinimum > limit { return limit + 1 }
-            swap(&previous, &current)
+            return previous[b.count]
         }
-        return previous[b.count]
     }
 }
 

@@ -50,6 +50,8 @@ struct IntentPattern: Sendable {
     let wildcards: Int
     /// Required literal words, for fuzzy matching.
     let requiredWords: [String]
+    /// The same as UTF-8, compared byte by byte by the edit distance.
+    let requiredBytes: [[UInt8]]
 
     /// A successful match: what each wildcard captured and how many literal words matched (the
     /// more, the more specific the match).
@@ -88,6 +90,7 @@ struct IntentPattern: Sendable {
         guard !required.isEmpty else { throw .invalidArgument("pattern '\(text)' needs at least one literal word") }
         self.elements = elements
         self.requiredWords = required
+        self.requiredBytes = required.map { Array($0.utf8) }
         self.wildcards = elements.filter { $0 == .wildcard }.count
     }
 

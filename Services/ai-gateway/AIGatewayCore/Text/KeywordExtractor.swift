@@ -212,9 +212,3 @@ private struct WordStatistics {
         }
     }
 }
-
-public func debugWordScores(_ text: String) -> [(String, Double)] {
-    let document = TextDocument(text)
-    let scores = WordStatistics(document).scores()
-    return document.vocabulary.stems.indices.filter { scores[$0].isFinite }.map { (document.vocabulary.stems[$0], scores[$0]) }.sorted { $0.1 < $1.1 }
-}

@@ -5,12 +5,15 @@ import Foundation
 /// iteration finds the most central sentences.
 ///
 /// Kept near-linear for long texts: edges come from an inverted index of word stems (only
-/// sentences that share a word are compared), words found in more than half the sentences add no
-/// edges (they tell no sentence apart), and a text of more than ``blockSize`` candidate sentences
-/// is ranked in blocks whose best sentences are then ranked together.
+/// sentences that share a word are compared), words found in more than a tenth of the sentences add no
+/// edges (they tell no sentence apart), each sentence keeps only its ``maxNeighbours`` strongest
+/// links, and a text of more than ``blockSize`` candidate sentences is ranked in blocks whose
+/// best sentences are then ranked together.
 enum Summarizer {
     /// Sentences ranked in one graph at most; larger texts go in blocks.
     static let blockSize = 1500
+    /// Each sentence keeps its strongest links to later sentences only, so the graph stays sparse.
+    static let maxNeighbours = 20
     static let damping = 0.85
 
     /// The `maxSentences` most central sentences of `text`, in text order.
@@ -142,10 +145,11 @@ struct SentenceGraph {
         // postingStart[s] now ends stem s's list; postingCount[s] starts it. Walk each list
         // with a cursor so every pair is visited once, from its first member.
         var cursor = postingCount
-        let maxDocumentFrequency = max(2, n / 2)
+        let maxDocumentFrequency = max(10, n / 10)
         var overlap = [Int32](repeating: 0, count: n)
         var touched: [Int32] = []
         var edgeFrom: [Int32] = [], edgeTo: [Int32] = [], edgeWeight: [Double] = []
+        var strongest: [(weight: Double, other: Int32)] = []
         for (member, local) in members.enumerated() {
             for stem in stems(of: local) {
                 let s = Int(stem)
@@ -161,17 +165,41 @@ struct SentenceGraph {
                     next += 1
                 }
             }
+            strongest.removeAll(keepingCapacity: true)
             for other in touched {
                 let o = Int(other)
-                let weight = Double(overlap[o]) / (lengthNorm[local] + lengthNorm[members[o]])
+                strongest.append((Double(overlap[o]) / (lengthNorm[local] + lengthNorm[members[o]]), other))
                 overlap[o] = 0
+            }
+            touched.removeAll(keepingCapacity: true)
+            if strongest.count > Summarizer.maxNeighbours { Self.keepLargest(&strongest, Summarizer.maxNeighbours) }
+            for (weight, other) in strongest {
                 edgeFrom.append(Int32(member))
                 edgeTo.append(other)
                 edgeWeight.append(weight)
             }
-            touched.removeAll(keepingCapacity: true)
         }
         return pageRank(nodes: n, from: edgeFrom, to: edgeTo, weight: edgeWeight)
+    }
+
+    /// Moves the `count` largest weights to the front (quickselect) and drops the rest.
+    private static func keepLargest(_ items: inout [(weight: Double, other: Int32)], _ count: Int) {
+        var low = 0, high = items.count - 1
+        while low < high {
+            let pivot = items[(low + high) / 2].weight
+            var i = low, j = high
+            while i <= j {
+                while items[i].weight > pivot { i += 1 }
+                while items[j].weight < pivot { j -= 1 }
+                if i <= j {
+                    items.swapAt(i, j)
+                    i += 1
+                    j -= 1
+                }
+            }
+            if count - 1 <= j { high = j } else if count - 1 >= i { low = i } else { break }
+        }
+        items.removeLast(items.count - count)
     }
 
     /// Weighted PageRank on an undirected graph given by its edges.
@@ -205,15 +233,8 @@ struct SentenceGraph {
                 change = max(change, abs(next[node] - score[node]))
             }
             swap(&score, &next)
-            if change < 1e-5 { break }
+            if change < 1e-4 { break }
         }
         return score
     }
-}
-
-public func debugSentenceScores(_ text: String) -> [(String, Double, Bool)] {
-    let document = TextDocument(text)
-    let graph = SentenceGraph(document: document, range: 0..<document.sentences.count)
-    let scores = graph.rankInBlocks(keep: 30)
-    return graph.candidates.indices.map { (String(document.text(of: document.sentences[graph.candidates[$0]]).prefix(60)), scores[$0], graph.opensParagraph[$0]) }
 }
