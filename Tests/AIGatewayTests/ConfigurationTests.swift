@@ -34,6 +34,8 @@ struct ConfigurationTests {
         #expect(configuration.routes[.chat] == ["gemini", "openai", "local"])
         #expect(configuration.routes[.transcribe] == ["openai"])
         #expect(configuration.intentCacheSize == 80)
+        let chatOnly = try GatewayConfiguration.fromEnvironment(Environment(["AI_OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "AI_ROUTE_TRANSCRIBE": ""]))
+        #expect(chatOnly.routes[.transcribe] == [] && chatOnly.openAI?.apiKey == nil)
         #expect(!"\(configuration)".contains("sk-env") && !"\(configuration)".contains("gm-from-file"), "keys never print")
     }
 

@@ -83,6 +83,8 @@ public final class AIGatewayService: Service, Sendable {
 
     // MARK: Handlers
 
+    /// Handlers hold the service unowned: the service owns the host, and a strong reference
+    /// back would keep both alive forever.
     private func registerHandlers() {
         host.handle(AIGateway.summarize) { [unowned self] request, context in try await summarize(request, context) }
         host.handle(AIGateway.keywords) { [unowned self] request, context in try await keywords(request, context) }

@@ -148,8 +148,7 @@ extension Dispatcher {
                     sink.token(piece)
                 }
                 let usage = Self.estimate(cacheInput, Data(text.utf8))
-                ledger.record(user: scope.user, provider: name, model: model,
-                              .init(requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens))
+                record(scope: scope, provider: name, model: model, usage: usage)
                 return (ChatOutcome(text: text, finishReason: .stop), GenerationInfo(provider: name, model: model, usage: usage, fallbacks: failures))
             }
             guard let provider = chatProviders[name] else { continue }

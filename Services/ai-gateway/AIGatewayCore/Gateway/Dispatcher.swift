@@ -88,41 +88,36 @@ final class Dispatcher: Sendable {
     /// provider within a timeout and reads its answer (throwing `malformed` when it cannot).
     func run<Output: Codable & Sendable>(
         _ task: GatewayTask, pinned: String?, scope: CallScope, cacheInput: String,
-        local: @Sendable () throws(BusError) -> Output,
+        local: @escaping @Sendable () throws(BusError) -> Output,
         remote: @Sendable (any ChatProvider, Duration) async throws(ProviderError) -> (Output, TokenUsage)
     ) async throws(BusError) -> (Output, GenerationInfo) {
         var failures: [ProviderFailure] = []
         for name in try chain(for: task, pinned: pinned) {
-            if name == "local" {
-                let model = "local-" + task.rawValue
-                let key = CacheKey(provider: name, model: model, prompt: cacheInput)
-                if let cached = cache.get(key), let output = try? WireCoding.decode(Output.self, from: cached) {
-                    ledger.record(user: scope.user, provider: name, model: model, .init(requests: 1, cacheHits: 1))
-                    return (output, GenerationInfo(provider: name, model: model, cached: true, usage: Self.estimate(cacheInput, nil), fallbacks: failures))
-                }
-                let output = try local()
+            let provider = chatProviders[name]
+            guard provider != nil || name == "local" else { continue }
+            let model = provider?.model ?? "local-" + task.rawValue
+            let key = CacheKey(provider: name, model: model, prompt: cacheInput)
+            if let cached = cache.get(key), let output = try? WireCoding.decode(Output.self, from: cached) {
+                ledger.record(user: scope.user, provider: name, model: model, .init(requests: 1, cacheHits: 1))
+                return (output, GenerationInfo(provider: name, model: model, cached: true, fallbacks: failures))
+            }
+            guard let provider else {
+                let output = try await Self.compute(heavy: cacheInput.utf8.count > 64 * 1024, local)
                 let data = try? WireCoding.encode(output)
                 if let data { cache.put(key, data, persist: false) }
                 let usage = Self.estimate(cacheInput, data)
-                ledger.record(user: scope.user, provider: name, model: model,
-                              .init(requests: 1, promptTokens: usage.promptTokens, completionTokens: usage.completionTokens))
+                record(scope: scope, provider: name, model: model, usage: usage)
                 return (output, GenerationInfo(provider: name, model: model, usage: usage, fallbacks: failures))
-            }
-            guard let provider = chatProviders[name] else { continue }
-            let key = CacheKey(provider: name, model: provider.model, prompt: cacheInput)
-            if let cached = cache.get(key), let output = try? WireCoding.decode(Output.self, from: cached) {
-                ledger.record(user: scope.user, provider: name, model: provider.model, .init(requests: 1, cacheHits: 1))
-                return (output, GenerationInfo(provider: name, model: provider.model, cached: true, fallbacks: failures))
             }
             do {
                 let (output, usage) = try await attempt(name, bucket: buckets[name], scope: scope) { timeout throws(ProviderError) in
                     try await remote(provider, timeout)
                 }
                 if let data = try? WireCoding.encode(output) { cache.put(key, data, persist: true) }
-                record(scope: scope, provider: name, model: provider.model, usage: usage)
-                return (output, GenerationInfo(provider: name, model: provider.model, usage: usage, fallbacks: failures))
+                record(scope: scope, provider: name, model: model, usage: usage)
+                return (output, GenerationInfo(provider: name, model: model, usage: usage, fallbacks: failures))
             } catch {
-                failures.append(failure(name, error, scope: scope, model: provider.model))
+                failures.append(failure(name, error, scope: scope, model: model))
                 if Task.isCancelled { throw .cancelled("the request was cancelled") }
             }
         }
@@ -149,6 +144,18 @@ final class Dispatcher: Sendable {
             }
         }
         throw Self.exhausted(.transcribe, failures)
+    }
+
+    /// Runs local work; long texts (tens of milliseconds and more) on a dispatch queue, so they
+    /// do not hold one of the few threads of Swift's cooperative pool that every request needs.
+    static func compute<Output: Sendable>(heavy: Bool, _ work: @escaping @Sendable () throws(BusError) -> Output) async throws(BusError) -> Output {
+        guard heavy else { return try work() }
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Output, BusError>, Never>) in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: Result { () throws(BusError) -> Output in try work() })
+            }
+        }
+        return try result.get()
     }
 
     // MARK: One provider

@@ -157,7 +157,8 @@ public struct GatewayConfiguration: Sendable {
             try parseRoute(text, variable: "AI_ROUTE", configured: configured)
         }
         for task in GatewayTask.allCases {
-            if let text = environment.optionalString(task.routeVariable) {
+            // Set but empty means "no provider" (e.g. AI_ROUTE_TRANSCRIBE= for a chat-only server).
+            if let text = environment.values[task.routeVariable] {
                 configuration.routes[task] = try parseRoute(text, variable: task.routeVariable, configured: configured)
             } else if let defaultChain, task != .transcribe {
                 configuration.routes[task] = defaultChain

@@ -66,7 +66,7 @@ struct GeminiProvider: ChatProvider {
     }
 
     /// The text, finish reason and usage of one `GenerateContentResponse`.
-    private static func read(_ json: JSONValue, provider: String) throws(ProviderError) -> (text: String, finish: FinishReason?, usage: TokenUsage?) {
+    fileprivate static func read(_ json: JSONValue, provider: String) throws(ProviderError) -> (text: String, finish: FinishReason?, usage: TokenUsage?) {
         if let blocked = json["promptFeedback"]?["blockReason"]?.stringValue {
             throw .unusable("\(provider) blocked the prompt (\(blocked))")
         }
@@ -90,56 +90,33 @@ struct GeminiProvider: ChatProvider {
 
     func stream(_ prompt: Prompt, timeout: Duration) -> AsyncThrowingStream<StreamPiece, any Error> {
         let exchange = http.stream(request(prompt, stream: true, timeout: timeout))
-        let name = self.name
-        let key = configuration.apiKey
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do throws(ProviderError) {
-                    try await Self.relay(exchange, provider: name, to: continuation)
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error.redacting(key))
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        return ProviderHTTP.pieces(of: exchange, decoder: EventDecoder(provider: name), provider: name, key: configuration.apiKey)
     }
 
-    private static func relay(
-        _ exchange: AsyncThrowingStream<HTTPStreamEvent, any Error>, provider: String,
-        to continuation: AsyncThrowingStream<StreamPiece, any Error>.Continuation
-    ) async throws(ProviderError) {
-        var iterator = exchange.makeAsyncIterator()
-        var parser = ServerSentEventParser()
+    /// Gemini's event stream: each event a whole `GenerateContentResponse`, the last one with
+    /// `finishReason` and usage; no end marker.
+    struct EventDecoder: StreamDecoder, Sendable {
+        let provider: String
         var finish: FinishReason?
         var usage: TokenUsage?
-        func handle(_ event: ServerSentEvent) throws(ProviderError) {
+
+        init(provider: String) { self.provider = provider }
+
+        mutating func pieces(from event: ServerSentEvent) throws(ProviderError) -> [StreamPiece] {
             let json: JSONValue
             do { json = try JSONValue.parse(event.data) } catch { throw .malformed("\(provider) streamed invalid JSON: \(event.data.prefix(200))") }
-            if let message = json["error"]?["message"]?.stringValue { throw .http(status: json["error"]?["code"]?.intValue.map(Int.init) ?? 500, message: message, retryAfter: nil) }
-            let piece = try read(json, provider: provider)
-            if !piece.text.isEmpty { continuation.yield(.delta(piece.text)) }
+            if let message = json["error"]?["message"]?.stringValue {
+                throw .http(status: json["error"]?["code"]?.intValue.map(Int.init) ?? 500, message: message, retryAfter: nil)
+            }
+            let piece = try GeminiProvider.read(json, provider: provider)
             if let reason = piece.finish { finish = reason }
             if let parsed = piece.usage { usage = parsed }
+            return piece.text.isEmpty ? [] : [.delta(piece.text)]
         }
-        do {
-            while let event = try await iterator.next() {
-                switch event {
-                case .head(let status, let headers):
-                    guard (200..<300).contains(status) else { throw await ProviderHTTP.streamedError(status: status, headers: headers, rest: &iterator) }
-                case .body(let chunk):
-                    for event in parser.feed(chunk) { try handle(event) }
-                }
-            }
-            for event in parser.finish() { try handle(event) }
-        } catch let error as ProviderError {
-            throw error
-        } catch let error as HTTPClientError {
-            throw Task.isCancelled ? .transport(.cancelled) : .transport(error)
-        } catch {
-            throw .transport(.transport("\(error)"))
+
+        func end() throws(ProviderError) -> StreamPiece {
+            guard let finish else { throw .brokenStream("\(provider) closed the stream before a finishReason") }
+            return .finished(finish, usage)
         }
-        guard let finish else { throw .brokenStream("\(provider) closed the stream before a finishReason") }
-        continuation.yield(.finished(finish, usage))
     }
 }

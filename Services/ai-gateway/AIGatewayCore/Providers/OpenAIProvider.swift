@@ -54,65 +54,39 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
 
     func stream(_ prompt: Prompt, timeout: Duration) -> AsyncThrowingStream<StreamPiece, any Error> {
         let exchange = http.stream(request(path: "/chat/completions", contentType: "application/json", body: body(prompt, stream: true), timeout: timeout, stream: true))
-        let name = self.name
-        let key = configuration.apiKey
-        return AsyncThrowingStream { continuation in
-            let task = Task {
-                do throws(ProviderError) {
-                    try await Self.relay(exchange, provider: name, to: continuation)
-                    continuation.finish()
-                } catch {
-                    continuation.finish(throwing: error.redacting(key))
-                }
-            }
-            continuation.onTermination = { _ in task.cancel() }
-        }
+        return ProviderHTTP.pieces(of: exchange, decoder: EventDecoder(provider: name), provider: name, key: configuration.apiKey)
     }
 
-    /// Reads OpenAI's event stream: `data: {chunk}` events with `choices[0].delta.content`, a
+    /// OpenAI's event stream: `data: {chunk}` events with `choices[0].delta.content`, a
     /// `finish_reason`, usage in a last chunk, then `data: [DONE]`.
-    private static func relay(
-        _ exchange: AsyncThrowingStream<HTTPStreamEvent, any Error>, provider: String,
-        to continuation: AsyncThrowingStream<StreamPiece, any Error>.Continuation
-    ) async throws(ProviderError) {
-        var iterator = exchange.makeAsyncIterator()
-        var parser = ServerSentEventParser()
+    struct EventDecoder: StreamDecoder, Sendable {
+        let provider: String
         var finish: FinishReason?
         var usage: TokenUsage?
         var done = false
-        func handle(_ event: ServerSentEvent) throws(ProviderError) {
-            guard !done else { return }
+
+        init(provider: String) { self.provider = provider }
+
+        mutating func pieces(from event: ServerSentEvent) throws(ProviderError) -> [StreamPiece] {
+            guard !done else { return [] }
             if event.data == "[DONE]" {
                 done = true
-                return
+                return []
             }
             let chunk: JSONValue
             do { chunk = try JSONValue.parse(event.data) } catch { throw .malformed("\(provider) streamed invalid JSON: \(event.data.prefix(200))") }
             if let message = chunk["error"]?["message"]?.stringValue { throw .http(status: 500, message: message, retryAfter: nil) }
-            if let parsed = Self.usage(chunk["usage"]) { usage = parsed }
-            guard let choice = chunk["choices"]?.arrayValue?.first else { return }
-            if let delta = choice["delta"]?["content"]?.stringValue, !delta.isEmpty { continuation.yield(.delta(delta)) }
-            if let reason = choice["finish_reason"]?.stringValue { finish = Self.finishReason(reason) }
+            if let parsed = OpenAIProvider.usage(chunk["usage"]) { usage = parsed }
+            guard let choice = chunk["choices"]?.arrayValue?.first else { return [] }
+            if let reason = choice["finish_reason"]?.stringValue { finish = OpenAIProvider.finishReason(reason) }
+            guard let delta = choice["delta"]?["content"]?.stringValue, !delta.isEmpty else { return [] }
+            return [.delta(delta)]
         }
-        do {
-            while let event = try await iterator.next() {
-                switch event {
-                case .head(let status, let headers):
-                    guard (200..<300).contains(status) else { throw await ProviderHTTP.streamedError(status: status, headers: headers, rest: &iterator) }
-                case .body(let chunk):
-                    for event in parser.feed(chunk) { try handle(event) }
-                }
-            }
-            for event in parser.finish() { try handle(event) }
-        } catch let error as ProviderError {
-            throw error
-        } catch let error as HTTPClientError {
-            throw Task.isCancelled ? .transport(.cancelled) : .transport(error)
-        } catch {
-            throw .transport(.transport("\(error)"))
+
+        func end() throws(ProviderError) -> StreamPiece {
+            guard done || finish != nil else { throw .brokenStream("\(provider) closed the stream before [DONE]") }
+            return .finished(finish ?? .stop, usage)
         }
-        guard done || finish != nil else { throw .brokenStream("\(provider) closed the stream before [DONE]") }
-        continuation.yield(.finished(finish ?? .stop, usage))
     }
 
     static func finishReason(_ reason: String?) -> FinishReason {

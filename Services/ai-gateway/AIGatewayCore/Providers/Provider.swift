@@ -215,3 +215,51 @@ enum HTTPStatusText {
         return formatter.date(from: text)
     }
 }
+
+/// Reads one provider's streaming format: each server-sent event gives zero or more pieces of
+/// text, and the end of the stream the final piece (or a broken-stream error).
+protocol StreamDecoder {
+    mutating func pieces(from event: ServerSentEvent) throws(ProviderError) -> [StreamPiece]
+    func end() throws(ProviderError) -> StreamPiece
+}
+
+extension ProviderHTTP {
+    /// The pieces of a streamed answer: the HTTP head checked (an error status read whole into
+    /// the provider's error), the body cut into server-sent events, each decoded; errors are
+    /// ``ProviderError``s with `key` blanked out. Ending the iteration cancels the exchange.
+    static func pieces(
+        of exchange: AsyncThrowingStream<HTTPStreamEvent, any Error>, decoder: some StreamDecoder & Sendable, provider: String, key: APIKey?
+    ) -> AsyncThrowingStream<StreamPiece, any Error> {
+        AsyncThrowingStream { continuation in
+            let task = Task {
+                do throws(ProviderError) {
+                    var decoder = decoder
+                    var iterator = exchange.makeAsyncIterator()
+                    var parser = ServerSentEventParser()
+                    do {
+                        while let event = try await iterator.next() {
+                            switch event {
+                            case .head(let status, let headers):
+                                guard (200..<300).contains(status) else { throw await streamedError(status: status, headers: headers, rest: &iterator) }
+                            case .body(let chunk):
+                                for event in parser.feed(chunk) { for piece in try decoder.pieces(from: event) { continuation.yield(piece) } }
+                            }
+                        }
+                        for event in parser.finish() { for piece in try decoder.pieces(from: event) { continuation.yield(piece) } }
+                    } catch let error as ProviderError {
+                        throw error
+                    } catch let error as HTTPClientError {
+                        throw Task.isCancelled ? .transport(.cancelled) : .transport(error)
+                    } catch {
+                        throw .transport(.transport("\(error)"))
+                    }
+                    continuation.yield(try decoder.end())
+                    continuation.finish()
+                } catch {
+                    continuation.finish(throwing: error.redacting(key))
+                }
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}
