@@ -5,7 +5,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("The tutor streaming through remote providers: SSE, resets, fallbacks, caching and cancellation")
+@Suite("The tutor streaming through remote providers: SSE, resets, fallbacks, caching and cancellation", .serialized)
 struct ChatStreamTests {
     static let conversation: [ChatMessage] = (1...9).map { index in
         ChatMessage(role: index % 2 == 1 ? .user : .assistant, content: "message \(index)")

@@ -56,7 +56,8 @@ struct ConfigurationTests {
         let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bin-\(UUID().uuidString)")
         let process = try ChildProcess(
             executable: builtProductsDirectory.appending(path: "ai-gateway").path,
-            environment: ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "DATA_DIR": directory.path, "LOG_LEVEL": "warning"])
+            environment: ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "DATA_DIR": directory.path, "LOG_LEVEL": "warning",
+                          "BUS_HEARTBEAT_MS": "100"])
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         do {
             try await eventually("ai-gateway serving") {

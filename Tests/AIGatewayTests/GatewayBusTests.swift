@@ -5,7 +5,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@Suite("ai-gateway over the bus with the local provider (the default)")
+@Suite("ai-gateway over the bus with the local provider (the default)", .serialized)
 struct GatewayBusTests {
     @Test("summarize, keywords and flashcards answer locally, naming provider and model")
     func textMethods() async throws {

@@ -130,6 +130,7 @@ func withGateway(
     _ body: (GatewayWorld) async throws -> Void
 ) async throws {
     let world = try await GatewayWorld.start(configuration, directory: directory, clock: clock)
+    defer { if directory == nil { try? FileManager.default.removeItem(at: world.directory) } }
     do {
         try await body(world)
     } catch {
@@ -155,9 +156,4 @@ func withMockGateway(
         throw error
     }
     await mock.stop()
-}
-
-extension JSONValue {
-    /// A JSON string.
-    static func text(_ value: String) -> JSONValue { .string(value) }
 }

@@ -164,7 +164,7 @@ extension Dispatcher {
                 }
                 let outcome = ChatOutcome(text: sink.text, finishReason: reason)
                 if let data = try? WireCoding.encode(outcome) { cache.put(key, data, persist: true) }
-                let counted = usage ?? TokenUsage(promptTokens: (cacheInput.utf8.count + 3) / 4, completionTokens: (outcome.text.utf8.count + 3) / 4, estimated: true)
+                let counted = usage ?? Self.estimate(cacheInput, Data(outcome.text.utf8))
                 record(scope: scope, provider: name, model: provider.model, usage: counted)
                 return (outcome, GenerationInfo(provider: name, model: provider.model, usage: counted, fallbacks: failures))
             } catch {
