@@ -65,13 +65,14 @@ public struct AIGatewayContract: ServiceContract {
         "ai-gateway", "providers", "The configured providers, their limits and each method's fallback chain; keys are never shown.")
 
     /// The events of one streamed chat answer. Subscribe with ``chatStream(requestId:)`` (the
-    /// exact topic) before calling `chat`.
+    /// exact topic: the request id in lower case) before calling `chat`.
     public let chatStreamEvents = Topic<ChatStreamEvent>(
         "ai.stream.<requestId>", "A streamed chat answer: token events in order (index 0, 1, …), then one final or error event.")
 
-    /// The topic of the answer streamed for `requestId`: `ai.stream.<requestId>`.
+    /// The topic of the answer streamed for `requestId`: `ai.stream.<requestId in lower case>`
+    /// (topics are lower case, wire protocol §3).
     public func chatStream(requestId: String) -> Topic<ChatStreamEvent> {
-        Topic("ai.stream." + requestId, chatStreamEvents.summary)
+        Topic("ai.stream." + requestId.lowercased(), chatStreamEvents.summary)
     }
 }
 

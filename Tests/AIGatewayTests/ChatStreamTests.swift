@@ -20,7 +20,7 @@ struct ChatStreamTests {
     func openAIStream() async throws {
         try await withMockGateway(routes: [.chat: ["openai"]]) { world, mock in
             try await mock.script("openai", [["text": .string("Chlorophyll absorbs red and blue light.")]])
-            let events = try await world.subscribe(requestId: "s1")
+            let events = try await world.subscribe(requestId: "S1")  // topics are lower case: S1 and s1 are one stream
             let response = try await world.call(AIGateway.chat, chat("s1"))
             #expect(response.text == "Chlorophyll absorbs red and blue light.")
             #expect(response.generation.usage == TokenUsage(promptTokens: 11, completionTokens: 7))

@@ -20,14 +20,13 @@ import Storage
 /// usage ledger every second and at the end, and purges expired cache rows every minute.
 public final class AIGatewayService: Service, Sendable {
     public let host: ServiceHost
-    public let intents: IntentEngine
+    let intents: IntentEngine
     let dispatcher: Dispatcher
     let chats = ChatRegistry()
     let bus: Bus
     private let http: HTTPClient
     private let clock: any WallClock
     private let configuration: GatewayConfiguration
-    private let logger: Logger
 
     /// A gateway on `bus` with `configuration`, keeping its cache, ledger and users' commands in
     /// `database`.
@@ -35,7 +34,6 @@ public final class AIGatewayService: Service, Sendable {
         self.bus = bus
         self.configuration = configuration
         self.clock = clock
-        self.logger = logger
         http = try HTTPClient(logger: logger)
         let cache = ResponseCache(database: database, ttl: configuration.cacheTTL, memoryEntries: configuration.memoryCacheEntries,
                                   diskEntries: configuration.diskCacheEntries, clock: clock, logger: logger)
@@ -59,9 +57,14 @@ public final class AIGatewayService: Service, Sendable {
 
     public func run() async throws {
         defer { dispatcher.ledger.flush() }
-        try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await self.host.run() }
-            group.addTask { await self.maintain() }
+        do {
+            try await withThrowingDiscardingTaskGroup { group in
+                group.addTask { try await self.host.run() }
+                group.addTask { await self.maintain() }
+            }
+        } catch {
+            await http.shutdown()
+            throw error
         }
         await http.shutdown()
     }

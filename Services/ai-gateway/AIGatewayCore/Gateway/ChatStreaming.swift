@@ -34,6 +34,7 @@ final class ChatRegistry: Sendable {
         }
     }
 
+    /// By request id in lower case: ids that differ only in case share a topic.
     private let runs = Mutex<[String: Run]>([:])
 
     /// Registers an answer for `requestId`.
@@ -41,8 +42,8 @@ final class ChatRegistry: Sendable {
     func begin(_ requestId: String, user: String) throws(BusError) -> Run {
         let run = Run(user: user)
         let added = runs.withLock { runs -> Bool in
-            guard runs[requestId] == nil else { return false }
-            runs[requestId] = run
+            guard runs[requestId.lowercased()] == nil else { return false }
+            runs[requestId.lowercased()] = run
             return true
         }
         guard added else { throw .alreadyExists("a chat answer with requestId \(requestId) is already in progress") }
@@ -50,12 +51,12 @@ final class ChatRegistry: Sendable {
     }
 
     func end(_ requestId: String) {
-        _ = runs.withLock { $0.removeValue(forKey: requestId) }
+        _ = runs.withLock { $0.removeValue(forKey: requestId.lowercased()) }
     }
 
     /// Stops `user`'s answer `requestId`; false when there is none (another user's counts as none).
     func cancel(_ requestId: String, user: String) -> Bool {
-        guard let run = runs.withLock({ $0[requestId] }), run.user == user else { return false }
+        guard let run = runs.withLock({ $0[requestId.lowercased()] }), run.user == user else { return false }
         run.requestCancel()
         return true
     }
