@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "busctl", targets: ["busctl"]),
         .executable(name: "timer-ticker", targets: ["timer-ticker"]),
         .executable(name: "scheduler", targets: ["scheduler"]),
+        .executable(name: "ai-gateway", targets: ["ai-gateway"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -105,6 +106,24 @@ let package = Package(
             path: "Benchmarks/TimerTickerBench"
         ),
 
+        // MARK: ai-gateway
+        .target(
+            name: "AIGatewayCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/ai-gateway/AIGatewayCore"
+        ),
+        .executableTarget(name: "ai-gateway", dependencies: ["AIGatewayCore", "ServiceKit"], path: "Services/ai-gateway/main"),
+        .executableTarget(
+            name: "AIGatewayBench",
+            dependencies: ["AIGatewayCore", "Bus", "Contracts", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/AIGatewayBench"
+        ),
+
         // MARK: scheduler
         .target(
             name: "SchedulerCore",
@@ -129,6 +148,12 @@ let package = Package(
         .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
         .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
+        .testTarget(
+            name: "AIGatewayTests",
+            dependencies: ["AIGatewayCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport"],
+            path: "Tests/AIGatewayTests",
+            exclude: ["mock_provider.py"]
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",

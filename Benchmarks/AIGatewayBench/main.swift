@@ -1,0 +1,100 @@
+import AIGatewayCore
+import BrokerCore
+import Bus
+import Contracts
+import Foundation
+import Logging
+import ServiceKit
+
+// Prints `name value unit` lines for scripts/bench-ai: the local provider on 100 KB of notes,
+// intent parsing with and without the cache, and the gateway's overhead through the bus.
+
+func measure(_ iterations: Int, warmup: Int = 2, _ body: () -> Void) -> [Duration] {
+    for _ in 0..<warmup { body() }
+    return (0..<iterations).map { _ in
+        let started = ContinuousClock.now
+        body()
+        return ContinuousClock.now - started
+    }
+}
+
+func percentile(_ samples: [Duration], _ fraction: Double) -> Double {
+    let sorted = samples.sorted()
+    let sample = sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+    return Double(sample.components.seconds) * 1e6 + Double(sample.components.attoseconds) / 1e12
+}
+
+func report(_ name: String, _ value: Double, _ unit: String) {
+    print(name, String(format: value < 10 ? "%.2f" : "%.1f", value), unit)
+}
+
+let notes = StudyText.generate(bytes: 100 * 1024)
+let chunks = notes.components(separatedBy: "\n## ").enumerated().map { TextChunk(id: "chunk-\($0.offset)", text: $0.element) }
+
+report("local_keywords_100kb_ms", percentile(measure(15) { _ = LocalText.keywords(notes, maxCount: 10) }, 0.5) / 1000, "ms")
+report("local_summary_100kb_ms", percentile(measure(15) { _ = LocalText.summarize(notes, maxSentences: 5) }, 0.5) / 1000, "ms")
+report("local_flashcards_100kb_ms", percentile(measure(15) { _ = LocalText.flashcards(chunks, maxCards: 50, maxCardsPerChunk: 5) }, 0.5) / 1000, "ms")
+
+// Intent parsing: a hit repeats a command; a miss is a command the cache has not seen (it still
+// matches a pattern); no-match is a command no pattern matches (fuzzy candidates are ranked).
+let intents = IntentEngine(cacheSize: 50)
+let rounds = 20_000
+report("intent_parse_hit_us", percentile(measure(rounds) { _ = try? intents.parse("show math materials", user: "u1") }, 0.5), "us")
+var missCounter = 0
+report("intent_parse_miss_us", percentile(measure(rounds) {
+    missCounter += 1
+    _ = try? intents.parse("show subject\(missCounter) materials", user: "u1")
+}, 0.5), "us")
+report("intent_parse_nomatch_us", percentile(measure(rounds) {
+    missCounter += 1
+    _ = try? intents.parse("play some music number \(missCounter)", user: "u1")
+}, 0.5), "us")
+
+// Through the bus: a broker, the gateway and a client in this process, over loopback TCP.
+var silent = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+silent.logLevel = .critical
+var brokerConfiguration = BrokerConfiguration()
+brokerConfiguration.rpcBind = "tcp://127.0.0.1:*"
+brokerConfiguration.pubBind = "tcp://127.0.0.1:*"
+brokerConfiguration.subBind = "tcp://127.0.0.1:*"
+let broker = try Broker(configuration: brokerConfiguration, logger: silent)
+let endpoints = try await broker.start()
+func busConfiguration(_ source: String) -> BusConfiguration {
+    var configuration = BusConfiguration(source: source)
+    configuration.rpcEndpoint = endpoints.rpc
+    configuration.pubEndpoint = endpoints.pub
+    configuration.subEndpoint = endpoints.sub
+    return configuration
+}
+let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bench-\(UUID().uuidString)")
+let serviceBus = try Bus(configuration: busConfiguration("ai-gateway"), logger: silent)
+let gateway = try AIGatewayService(bus: serviceBus, configuration: GatewayConfiguration(), database: try GatewayDatabase.open(in: directory, logger: silent), logger: silent)
+let serving = Task { try await gateway.run() }
+let client = try Bus(configuration: busConfiguration("bench"), logger: silent)
+let options = CallOptions(user: "bench")
+while (try? await client.call(Reserved.health("ai-gateway"), Empty(), options: CallOptions(timeout: .milliseconds(200))))?.status != .serving {}
+
+let request = KeywordsRequest(text: "Photosynthesis turns light, water and carbon dioxide into glucose and oxygen in the chloroplasts of leaves.", maxCount: 5)
+var hits: [Duration] = []
+var health: [Duration] = []
+for round in 0..<3000 {
+    let started = ContinuousClock.now
+    let answer = try await client.call(AIGateway.keywords, request, options: options)
+    if round >= 100 {
+        precondition(answer.generation.cached)
+        hits.append(ContinuousClock.now - started)
+    }
+    let probe = ContinuousClock.now
+    _ = try await client.call(Reserved.health("ai-gateway"), Empty(), options: options)
+    if round >= 100 { health.append(ContinuousClock.now - probe) }
+}
+report("gateway_overhead_p50_us", percentile(hits, 0.5), "us")
+report("gateway_overhead_p99_us", percentile(hits, 0.99), "us")
+report("bus_health_roundtrip_p50_us", percentile(health, 0.5), "us")
+
+serving.cancel()
+_ = try? await serving.value
+await client.shutdown()
+await serviceBus.shutdown()
+await broker.stop()
+try? FileManager.default.removeItem(at: directory)

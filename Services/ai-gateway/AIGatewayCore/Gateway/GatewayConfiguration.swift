@@ -1,0 +1,245 @@
+import Bus
+import Contracts
+import Foundation
+import ServiceKit
+
+/// The gateway's methods that go through a provider, each with its own fallback chain.
+public enum GatewayTask: String, CaseIterable, Sendable {
+    case summarize, keywords, flashcards, reflect, encourage, thought, chat, transcribe
+
+    /// The method's name on the bus.
+    public var method: String { self == .flashcards ? "flashcards.generate" : rawValue }
+
+    /// The environment variable with the method's route, e.g. `AI_ROUTE_CHAT`.
+    public var routeVariable: String { "AI_ROUTE_" + rawValue.uppercased() }
+}
+
+/// An API key: kept out of logs, descriptions and answers.
+public struct APIKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The secret itself; only the provider's request headers read it.
+    let value: String
+
+    public init(_ value: String) { self.value = value }
+
+    public var description: String { "[redacted]" }
+    public var debugDescription: String { "[redacted]" }
+}
+
+/// Prices for estimated costs, in US dollars.
+public struct Prices: Sendable, Equatable {
+    public var inputPerMillionTokens: Double
+    public var outputPerMillionTokens: Double
+    public var audioPerMinute: Double
+
+    public init(inputPerMillionTokens: Double = 0, outputPerMillionTokens: Double = 0, audioPerMinute: Double = 0) {
+        self.inputPerMillionTokens = inputPerMillionTokens
+        self.outputPerMillionTokens = outputPerMillionTokens
+        self.audioPerMinute = audioPerMinute
+    }
+
+    func cost(_ usage: TokenUsage) -> Double {
+        (Double(usage.promptTokens) * inputPerMillionTokens + Double(usage.completionTokens) * outputPerMillionTokens) / 1_000_000
+    }
+}
+
+/// One remote provider's settings.
+public struct RemoteProviderConfiguration: Sendable {
+    /// `openai` or `gemini`: the name routes and answers use.
+    public var name: String
+    public var kind: ProviderKind
+    /// E.g. `https://api.openai.com/v1`, `https://generativelanguage.googleapis.com/v1beta`.
+    public var baseURL: String
+    public var apiKey: APIKey?
+    public var chatModel: String
+    /// Whisper-style transcription model (OpenAI-compatible only).
+    public var transcriptionModel: String?
+    /// The chat token bucket's rate; nil for no limit.
+    public var requestsPerMinute: Int?
+    /// The transcription token bucket's rate; nil for no limit.
+    public var transcriptionRequestsPerMinute: Int?
+    /// Requests the buckets let through at once after a quiet spell.
+    public var burst: Int
+    public var prices: Prices
+    /// A PEM bundle of certificate authorities to trust (a provider behind a private CA).
+    public var caFile: String?
+
+    public init(
+        name: String, kind: ProviderKind, baseURL: String, apiKey: APIKey?, chatModel: String, transcriptionModel: String? = nil,
+        requestsPerMinute: Int? = nil, transcriptionRequestsPerMinute: Int? = nil, burst: Int = 5, prices: Prices = Prices(),
+        caFile: String? = nil
+    ) {
+        self.name = name
+        self.kind = kind
+        self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
+        self.apiKey = apiKey
+        self.chatModel = chatModel
+        self.transcriptionModel = transcriptionModel
+        self.requestsPerMinute = requestsPerMinute
+        self.transcriptionRequestsPerMinute = transcriptionRequestsPerMinute
+        self.burst = burst
+        self.prices = prices
+        self.caFile = caFile
+    }
+}
+
+/// How failed provider calls are retried: exponential back-off with full jitter, or the delay
+/// the provider asked for.
+public struct RetryPolicy: Sendable {
+    /// Retries after the first attempt.
+    public var maxRetries: Int
+    public var baseDelay: Duration
+    public var maxDelay: Duration
+
+    public init(maxRetries: Int = 2, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8)) {
+        self.maxRetries = maxRetries
+        self.baseDelay = baseDelay
+        self.maxDelay = maxDelay
+    }
+
+    /// The wait before retry number `retry` (0-based): uniformly random up to base × 2^retry,
+    /// capped (AWS's "full jitter").
+    func delay(beforeRetry retry: Int) -> Duration {
+        let ceiling = min(maxDelay, baseDelay * (1 << min(retry, 20)))
+        let milliseconds = Double(ceiling.components.seconds) * 1000 + Double(ceiling.components.attoseconds) / 1e15
+        return .milliseconds(Int64(Double.random(in: 0...max(1, milliseconds))))
+    }
+}
+
+/// Everything the gateway reads from its environment.
+public struct GatewayConfiguration: Sendable {
+    public var openAI: RemoteProviderConfiguration?
+    public var gemini: RemoteProviderConfiguration?
+    /// Each method's fallback chain of provider names.
+    public var routes: [GatewayTask: [String]]
+    public var retry = RetryPolicy()
+    /// The longest a provider call may take, whatever the caller's deadline.
+    public var httpTimeout: Duration = .seconds(60)
+    /// How long cached answers stay valid.
+    public var cacheTTL: TimeInterval = 86_400
+    public var memoryCacheEntries = 1000
+    public var diskCacheEntries = 20_000
+    public var intentCacheSize = 50
+    /// How often the usage ledger is written to disk.
+    public var ledgerFlushInterval: Duration = .seconds(1)
+    /// Requests served at once.
+    public var credit = 32
+
+    /// The given providers (none: local only, the default with an empty environment), with the
+    /// default routes except those in `routes`.
+    public init(openAI: RemoteProviderConfiguration? = nil, gemini: RemoteProviderConfiguration? = nil, routes: [GatewayTask: [String]] = [:]) {
+        self.openAI = openAI
+        self.gemini = gemini
+        self.routes = Self.defaultRoutes(openAI: openAI, gemini: gemini).merging(routes) { _, chosen in chosen }
+    }
+
+    /// The remote providers configured, by name.
+    public var remotes: [RemoteProviderConfiguration] { [gemini, openAI].compactMap { $0 } }
+
+    /// Every configured remote provider (Gemini first), then local; transcription only through
+    /// OpenAI-compatible providers.
+    public static func defaultRoutes(openAI: RemoteProviderConfiguration?, gemini: RemoteProviderConfiguration?) -> [GatewayTask: [String]] {
+        let chain = [gemini, openAI].compactMap { $0?.name } + ["local"]
+        var routes: [GatewayTask: [String]] = [:]
+        for task in GatewayTask.allCases { routes[task] = chain }
+        routes[.transcribe] = openAI.map { [$0.name] } ?? []
+        return routes
+    }
+
+    /// Reads the configuration; docs/services/ai-gateway.md lists every variable.
+    /// - Throws: `INVALID_ARGUMENT` naming a variable with a bad value or a route through a
+    ///   provider that is not configured.
+    public static func fromEnvironment(_ environment: Environment) throws(BusError) -> GatewayConfiguration {
+        let openAI = try openAIConfiguration(environment)
+        let gemini = try geminiConfiguration(environment)
+        var configuration = GatewayConfiguration(openAI: openAI, gemini: gemini)
+        let configured = Set(configuration.remotes.map(\.name) + ["local"])
+        let defaultChain = try environment.optionalString("AI_ROUTE").map { text throws(BusError) in
+            try parseRoute(text, variable: "AI_ROUTE", configured: configured)
+        }
+        for task in GatewayTask.allCases {
+            // Set but empty means "no provider" (e.g. AI_ROUTE_TRANSCRIBE= for a chat-only server).
+            if let text = environment.values[task.routeVariable] {
+                configuration.routes[task] = try parseRoute(text, variable: task.routeVariable, configured: configured)
+            } else if let defaultChain, task != .transcribe {
+                configuration.routes[task] = defaultChain
+            }
+        }
+        for name in configuration.routes[.transcribe] ?? [] where name != openAI?.name {
+            throw .invalidArgument("AI_ROUTE_TRANSCRIBE: '\(name)' cannot transcribe; only an OpenAI-compatible (Whisper) provider can")
+        }
+        configuration.retry = RetryPolicy(
+            maxRetries: try environment.int("AI_MAX_RETRIES", default: 2, in: 0...10),
+            baseDelay: try environment.milliseconds("AI_RETRY_BASE_MS", default: .milliseconds(500)),
+            maxDelay: try environment.milliseconds("AI_RETRY_MAX_MS", default: .seconds(8)))
+        configuration.httpTimeout = try environment.milliseconds("AI_HTTP_TIMEOUT_MS", default: .seconds(60))
+        configuration.cacheTTL = TimeInterval(try environment.int("AI_CACHE_TTL_SECONDS", default: 86_400, in: 0...31_536_000))
+        configuration.memoryCacheEntries = try environment.int("AI_CACHE_MEMORY_ENTRIES", default: 1000, in: 1...1_000_000)
+        configuration.diskCacheEntries = try environment.int("AI_CACHE_DISK_ENTRIES", default: 20_000, in: 0...10_000_000)
+        configuration.intentCacheSize = try environment.int("AI_INTENT_CACHE_SIZE", default: 50, in: 1...100_000)
+        configuration.credit = try environment.int("AI_CREDIT", default: 32, in: 1...1024)
+        return configuration
+    }
+
+    private static func parseRoute(_ text: String, variable: String, configured: Set<String>) throws(BusError) -> [String] {
+        let names = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+        for name in names where !configured.contains(name) {
+            throw .invalidArgument("\(variable): provider '\(name)' is not configured (configured: \(configured.sorted().joined(separator: ", ")))")
+        }
+        return names
+    }
+
+    private static func apiKey(_ environment: Environment, variable: String) throws(BusError) -> APIKey? {
+        if let key = environment.optionalString(variable) { return APIKey(key.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        guard let path = environment.optionalString(variable + "_FILE") else { return nil }
+        guard let contents = FileManager.default.contents(atPath: path) else {
+            throw .invalidArgument("\(variable)_FILE: cannot read \(path)")
+        }
+        let key = String(decoding: contents, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !key.isEmpty else { throw .invalidArgument("\(variable)_FILE: \(path) is empty") }
+        return APIKey(key)
+    }
+
+    private static func number(_ environment: Environment, _ variable: String, default value: Double) throws(BusError) -> Double {
+        guard let text = environment.optionalString(variable) else { return value }
+        guard let number = Double(text), number >= 0 else { throw .invalidArgument("\(variable) must be a number ≥ 0, got '\(text)'") }
+        return number
+    }
+
+    private static func rate(_ environment: Environment, _ variable: String, default value: Int) throws(BusError) -> Int? {
+        let rate = try environment.int(variable, default: value, in: 0...1_000_000)
+        return rate == 0 ? nil : rate
+    }
+
+    private static func openAIConfiguration(_ environment: Environment) throws(BusError) -> RemoteProviderConfiguration? {
+        let key = try apiKey(environment, variable: "OPENAI_API_KEY")
+        let baseURL = environment.optionalString("AI_OPENAI_BASE_URL")
+        guard key != nil || baseURL != nil else { return nil }
+        return RemoteProviderConfiguration(
+            name: "openai", kind: .openai, baseURL: baseURL ?? "https://api.openai.com/v1", apiKey: key,
+            chatModel: environment.string("AI_OPENAI_MODEL", default: "gpt-4o-mini"),
+            transcriptionModel: environment.string("AI_OPENAI_TRANSCRIPTION_MODEL", default: "whisper-1"),
+            requestsPerMinute: try rate(environment, "AI_OPENAI_RPM", default: 500),
+            transcriptionRequestsPerMinute: try rate(environment, "AI_WHISPER_RPM", default: 50),
+            burst: try environment.int("AI_OPENAI_BURST", default: 5, in: 1...10_000),
+            prices: Prices(
+                inputPerMillionTokens: try number(environment, "AI_OPENAI_PRICE_INPUT", default: 0.15),
+                outputPerMillionTokens: try number(environment, "AI_OPENAI_PRICE_OUTPUT", default: 0.60),
+                audioPerMinute: try number(environment, "AI_WHISPER_PRICE_PER_MINUTE", default: 0.006)),
+            caFile: environment.optionalString("AI_OPENAI_CA_FILE"))
+    }
+
+    private static func geminiConfiguration(_ environment: Environment) throws(BusError) -> RemoteProviderConfiguration? {
+        let key = try apiKey(environment, variable: "GEMINI_API_KEY")
+        let baseURL = environment.optionalString("AI_GEMINI_BASE_URL")
+        guard key != nil || baseURL != nil else { return nil }
+        return RemoteProviderConfiguration(
+            name: "gemini", kind: .gemini, baseURL: baseURL ?? "https://generativelanguage.googleapis.com/v1beta", apiKey: key,
+            chatModel: environment.string("AI_GEMINI_MODEL", default: "gemini-2.5-flash"),
+            requestsPerMinute: try rate(environment, "AI_GEMINI_RPM", default: 60),
+            burst: try environment.int("AI_GEMINI_BURST", default: 5, in: 1...10_000),
+            prices: Prices(
+                inputPerMillionTokens: try number(environment, "AI_GEMINI_PRICE_INPUT", default: 0.30),
+                outputPerMillionTokens: try number(environment, "AI_GEMINI_PRICE_OUTPUT", default: 2.50)),
+            caFile: environment.optionalString("AI_GEMINI_CA_FILE"))
+    }
+}
