@@ -7,12 +7,14 @@ let package = Package(
     products: [
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
+        .executable(name: "store", targets: ["store"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -76,6 +78,21 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // MARK: store
+        // store: the system of record for study content (SQLite + FTS5), a library and a thin main.
+        .target(
+            name: "StoreCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/store/StoreCore"
+        ),
+        .executableTarget(name: "store", dependencies: ["StoreCore", "ServiceKit"], path: "Services/store/main"),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -83,6 +100,13 @@ let package = Package(
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Tests/StoreTests"
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
 )

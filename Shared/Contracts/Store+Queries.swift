@@ -102,10 +102,12 @@ public enum ExportContent: String, WireEnum {
 public enum ExportFormat: String, WireEnum {
     /// A JSON array of the records as the API returns them.
     case json
-    /// RFC 4180 CSV with a header row; tags joined by spaces.
+    /// RFC 4180 CSV (CRLF line ends) with a header row; tags joined by `;`.
     case csv
-    /// Anki's plain-text import: tab-separated front, back, tags, after the header lines
-    /// `#separator:tab`, `#html:false`, `#deck:<name>`, `#tags column:3`. Flashcards only.
+    /// Anki's plain-text import: tab-separated front, back, tags (space-separated, spaces inside
+    /// a tag become `_`), after the header lines `#separator:tab`, `#html:false`,
+    /// `#deck:<name>`, `#tags column:3`; a field with a tab, newline or `"` is quoted with `"`
+    /// (inner quotes doubled). Flashcards only.
     case anki
 }
 

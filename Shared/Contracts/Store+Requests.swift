@@ -494,7 +494,7 @@ public struct FlashcardUpdate: Codable, Sendable, Equatable {
     }
 }
 
-/// `flashcards.list`: oldest first (creation order).
+/// `flashcards.list`: in the order they were stored (creation order).
 public struct FlashcardList: Codable, Sendable, Equatable {
     public var limit: Int?
     public var cursor: String?
@@ -632,7 +632,7 @@ public struct NoteUpdate: Codable, Sendable, Equatable {
     }
 }
 
-/// `notes.list`: oldest first.
+/// `notes.list`: in the order they were stored.
 public struct NoteList: Codable, Sendable, Equatable {
     public var limit: Int?
     public var cursor: String?
