@@ -92,6 +92,15 @@ let package = Package(
             path: "Services/store/StoreCore"
         ),
         .executableTarget(name: "store", dependencies: ["StoreCore", "ServiceKit"], path: "Services/store/main"),
+        .executableTarget(
+            name: "StoreBench",
+            dependencies: [
+                "StoreCore", "BrokerCore", "Bus", "Contracts", "ServiceKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/StoreBench"
+        ),
 
         // Tests.
         .target(

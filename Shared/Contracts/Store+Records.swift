@@ -119,7 +119,7 @@ public struct SourceDocument: Codable, Sendable, Equatable {
     public var materialId: String
     public var kind: MaterialSourceKind
     public var title: String?
-    /// Characters of extracted text over all its chunks.
+    /// Characters (Unicode scalars) of extracted text over all its chunks.
     public var characterCount: Int
     public var pageCount: Int?
     public var durationSeconds: Double?
@@ -160,7 +160,8 @@ public struct NoteChunk: Codable, Sendable, Equatable {
     /// Where the text starts and ends in a recording, in seconds.
     public var startSeconds: Double?
     public var endSeconds: Double?
-    /// Character offsets of the text in the document's full text (end exclusive).
+    /// Offsets of the text in the document's full text, in characters (Unicode scalars; end
+    /// exclusive).
     public var startOffset: Int
     public var endOffset: Int
     public var createdAt: Date
@@ -430,7 +431,8 @@ public enum StoreLimits {
     public static let idLength = 64
     /// Titles and names (materials, subjects, sets, tasks, conversations).
     public static let titleLength = 200
-    /// Short labels: tags, keywords, categories, colours, file names are longer (below).
+    /// Short labels: tags, keywords, categories, colours. Characters are Unicode scalars
+    /// throughout.
     public static let labelLength = 100
     public static let fileNameLength = 255
     public static let mimeTypeLength = 127

@@ -113,11 +113,11 @@ struct IngestTests {
         let error = await world.failure(Store.putMaterial, samplePut(materialId: upload.material.id, cards: 4, setName: "Deck"), attachment: nil)
         #expect(error?.code == .internal)
         let counts = try await world.sql { db in
-            try ["chunk", "flashcard", "source_document", "flashcard_set", "search_index"].map {
+            try ["chunk", "flashcard", "source_document", "flashcard_set", "search_queue", "search_index"].map {
                 try Int.fetchOne(db, sql: "SELECT count(*) FROM \($0)") ?? -1
             }
         }
-        #expect(counts == [0, 0, 0, 0, 0])
+        #expect(counts == [0, 0, 0, 0, 0, 0])
         #expect(try await world.call(Store.getMaterial, RecordID(id: upload.material.id)) == upload.material)
         #expect(try await world.events().count == eventsBefore)
         // The same put succeeds once the fault is gone.
@@ -193,6 +193,7 @@ struct IngestTests {
         #expect(events.last?.topic == "material.deleted")
         #expect(try await world.call(Store.getTask, RecordID(id: task.id)).materialId == nil)
         #expect(try await world.call(Store.getSet, RecordID(id: try #require(put.setId))).cardCount == 0)
+        #expect(try await world.call(Store.search, SearchRequest(query: "light")).hits.isEmpty)
         let counts = try await world.sql { db in
             try ["chunk", "flashcard", "source_document", "search_index"].map { try Int.fetchOne(db, sql: "SELECT count(*) FROM \($0)") ?? -1 }
         }

@@ -72,6 +72,20 @@ final class Changes {
         if event, let topic = R.createdTopic { try Outbox.append(db, topic, record, user: user) }
     }
 
+    /// Inserts a new flashcard with a fresh id (no tombstone can exist) like ``insert(_:event:)``,
+    /// without the record encoder: `materials.put` writes hundreds at once.
+    func insertNew(_ card: Flashcard) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO flashcard (id, user_id, front, back, kind, tags, set_id, material_id, chunk_id, subject_id, created_at, updated_at, device)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                card.id, user, card.front, card.back, card.kind, JSONValue.array(card.tags.map(JSONValue.string)).jsonText, card.setId,
+                card.materialId, card.chunkId, card.subjectId, card.createdAt.unixMillisecondsRounded, card.updatedAt.unixMillisecondsRounded, device,
+            ])
+        try logChange(.flashcard, card.id)
+        try Outbox.append(db, Store.flashcardCreated, card, user: user)
+    }
+
     /// Writes a changed record over the stored one (same user and id).
     func update<R: StoredRecord>(_ record: R, event: Bool = true) throws {
         var values = try record.databaseDictionary

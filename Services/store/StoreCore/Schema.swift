@@ -5,7 +5,7 @@ import Storage
 /// change is a new migration (columns added with defaults so old rows keep loading).
 ///
 /// - `store.v1`: the content tables (the first released schema).
-/// - `store.v2.search`: the FTS5 index over chunks, flashcards and notes, kept by triggers.
+/// - `store.v2.search`: the FTS5 index over chunks, flashcards and notes, and its queue.
 /// - `store.v3.sync`: per-row device, the change log and tombstones for `sync.push`/`sync.pull`.
 public enum StoreSchema {
     /// Every migration, in order.
@@ -203,70 +203,64 @@ public enum StoreSchema {
         CREATE INDEX task_by_material ON task (user_id, material_id);
         """
 
-    /// Search rowids: `pk * 4 + 1` for chunks, `+ 2` for flashcards, `+ 3` for notes.
+    /// The search index is written outside the transactions that change content (by
+    /// ``SearchIndexer``): triggers only queue what changed. An entry's rowid encodes its user
+    /// (`search_user.number << 40 | pk << 2 | kind`, kind 1 chunk, 2 flashcard, 3 note), so
+    /// that a query searches one user's rowid range only. `scope` holds hashed subject and
+    /// material tokens for filters; `rank` is bm25 with titles (card fronts, questions)
+    /// weighing twice the bodies.
     static let searchIndex = """
         CREATE VIRTUAL TABLE search_index USING fts5(
-            title, body,
-            kind UNINDEXED, user_id UNINDEXED, record_id UNINDEXED, subject_id UNINDEXED, material_id UNINDEXED,
+            title, body, scope,
+            user_id UNINDEXED, record_id UNINDEXED, subject_id UNINDEXED, material_id UNINDEXED,
             tokenize = 'porter unicode61 remove_diacritics 2'
         );
-        -- Titles (card fronts, questions) weigh twice the bodies.
-        INSERT INTO search_index (search_index, rank) VALUES ('rank', 'bm25(2.0, 1.0)');
+        INSERT INTO search_index (search_index, rank) VALUES ('rank', 'bm25(2.0, 1.0, 0.0)');
+        CREATE TABLE search_user (number INTEGER PRIMARY KEY, user_id TEXT NOT NULL UNIQUE);
+        CREATE TABLE search_queue (
+            user_id TEXT NOT NULL, kind INTEGER NOT NULL, pk INTEGER NOT NULL,
+            PRIMARY KEY (user_id, kind, pk)
+        ) WITHOUT ROWID;
 
         CREATE TRIGGER search_chunk_insert AFTER INSERT ON chunk BEGIN
-            INSERT INTO search_index (rowid, title, body, kind, user_id, record_id, subject_id, material_id)
-            VALUES (new.pk * 4 + 1, NULL, new.text, 'chunk', new.user_id, new.id,
-                    (SELECT subject_id FROM material WHERE user_id = new.user_id AND id = new.material_id), new.material_id);
+            INSERT OR REPLACE INTO search_queue VALUES (new.user_id, 1, new.pk);
         END;
         CREATE TRIGGER search_chunk_update AFTER UPDATE OF text ON chunk BEGIN
-            UPDATE search_index SET body = new.text WHERE rowid = new.pk * 4 + 1;
+            INSERT OR REPLACE INTO search_queue VALUES (new.user_id, 1, new.pk);
         END;
         CREATE TRIGGER search_chunk_delete AFTER DELETE ON chunk BEGIN
-            DELETE FROM search_index WHERE rowid = old.pk * 4 + 1;
+            INSERT OR REPLACE INTO search_queue VALUES (old.user_id, 1, old.pk);
         END;
         CREATE TRIGGER search_material_subject AFTER UPDATE OF subject_id ON material
         WHEN old.subject_id IS NOT new.subject_id BEGIN
-            UPDATE search_index SET subject_id = new.subject_id
-            WHERE rowid IN (SELECT pk * 4 + 1 FROM chunk WHERE user_id = new.user_id AND material_id = new.id);
+            INSERT OR REPLACE INTO search_queue SELECT user_id, 1, pk FROM chunk WHERE user_id = new.user_id AND material_id = new.id;
         END;
-
         CREATE TRIGGER search_flashcard_insert AFTER INSERT ON flashcard BEGIN
-            INSERT INTO search_index (rowid, title, body, kind, user_id, record_id, subject_id, material_id)
-            VALUES (new.pk * 4 + 2, new.front, new.back, 'flashcard', new.user_id, new.id, new.subject_id, new.material_id);
+            INSERT OR REPLACE INTO search_queue VALUES (new.user_id, 2, new.pk);
         END;
         CREATE TRIGGER search_flashcard_update AFTER UPDATE OF front, back, subject_id, material_id ON flashcard BEGIN
-            UPDATE search_index SET title = new.front, body = new.back, subject_id = new.subject_id, material_id = new.material_id
-            WHERE rowid = new.pk * 4 + 2;
+            INSERT OR REPLACE INTO search_queue VALUES (new.user_id, 2, new.pk);
         END;
         CREATE TRIGGER search_flashcard_delete AFTER DELETE ON flashcard BEGIN
-            DELETE FROM search_index WHERE rowid = old.pk * 4 + 2;
+            INSERT OR REPLACE INTO search_queue VALUES (old.user_id, 2, old.pk);
         END;
-
         CREATE TRIGGER search_note_insert AFTER INSERT ON note BEGIN
-            INSERT INTO search_index (rowid, title, body, kind, user_id, record_id, subject_id, material_id)
-            VALUES (new.pk * 4 + 3, (SELECT text FROM question WHERE user_id = new.user_id AND id = new.question_id),
-                    new.answer, 'note', new.user_id, new.id, NULL, NULL);
+            INSERT OR REPLACE INTO search_queue VALUES (new.user_id, 3, new.pk);
         END;
         CREATE TRIGGER search_note_update AFTER UPDATE OF answer ON note BEGIN
-            UPDATE search_index SET body = new.answer WHERE rowid = new.pk * 4 + 3;
+            INSERT OR REPLACE INTO search_queue VALUES (new.user_id, 3, new.pk);
         END;
         CREATE TRIGGER search_note_delete AFTER DELETE ON note BEGIN
-            DELETE FROM search_index WHERE rowid = old.pk * 4 + 3;
+            INSERT OR REPLACE INTO search_queue VALUES (old.user_id, 3, old.pk);
         END;
         CREATE TRIGGER search_question_text AFTER UPDATE OF text ON question BEGIN
-            UPDATE search_index SET title = new.text
-            WHERE rowid IN (SELECT pk * 4 + 3 FROM note WHERE user_id = new.user_id AND question_id = new.id);
+            INSERT OR REPLACE INTO search_queue SELECT user_id, 3, pk FROM note WHERE user_id = new.user_id AND question_id = new.id;
         END;
 
         -- Index what the first schema already holds.
-        INSERT INTO search_index (rowid, title, body, kind, user_id, record_id, subject_id, material_id)
-        SELECT c.pk * 4 + 1, NULL, c.text, 'chunk', c.user_id, c.id, m.subject_id, c.material_id
-        FROM chunk c JOIN material m ON m.user_id = c.user_id AND m.id = c.material_id;
-        INSERT INTO search_index (rowid, title, body, kind, user_id, record_id, subject_id, material_id)
-        SELECT pk * 4 + 2, front, back, 'flashcard', user_id, id, subject_id, material_id FROM flashcard;
-        INSERT INTO search_index (rowid, title, body, kind, user_id, record_id, subject_id, material_id)
-        SELECT n.pk * 4 + 3, q.text, n.answer, 'note', n.user_id, n.id, NULL, NULL
-        FROM note n JOIN question q ON q.user_id = n.user_id AND q.id = n.question_id;
+        INSERT INTO search_queue SELECT user_id, 1, pk FROM chunk;
+        INSERT INTO search_queue SELECT user_id, 2, pk FROM flashcard;
+        INSERT INTO search_queue SELECT user_id, 3, pk FROM note;
         """
 
     /// The tables that sync carries, by sync kind.

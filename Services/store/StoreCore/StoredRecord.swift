@@ -26,8 +26,9 @@ public protocol StoredRecord: Codable, Sendable, Equatable, FetchableRecord, Enc
 }
 
 extension StoredRecord {
-    public static var databaseColumnDecodingStrategy: DatabaseColumnDecodingStrategy { .convertFromSnakeCase }
-    public static var databaseColumnEncodingStrategy: DatabaseColumnEncodingStrategy { .convertToSnakeCase }
+    // GRDB's own snake-case conversion is general and slow; our keys are plain ASCII camelCase.
+    public static var databaseColumnDecodingStrategy: DatabaseColumnDecodingStrategy { .custom { ColumnName(camelCase: $0) } }
+    public static var databaseColumnEncodingStrategy: DatabaseColumnEncodingStrategy { .custom { ColumnName.snakeCase($0.stringValue) } }
     public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .millisecondsSince1970 }
     // Rounded, not floored like GRDB's own: a date parsed from "…10.123Z" is 10.12299999… s.
     public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .custom { $0.unixMillisecondsRounded } }
@@ -35,6 +36,45 @@ extension StoredRecord {
     public static var createdTopic: Topic<Self>? { nil }
     public static var updatedTopic: Topic<Self>? { nil }
     public static var deletedTopic: Topic<RecordDeleted>? { nil }
+}
+
+/// Column names from coding keys and back: `userId` is `user_id`.
+public struct ColumnName: CodingKey, Sendable {
+    public let stringValue: String
+    public var intValue: Int? { nil }
+    public init(stringValue: String) { self.stringValue = stringValue }
+    public init?(intValue: Int) { nil }
+
+    /// The key of a snake_case column.
+    init(camelCase column: String) {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(column.utf8.count)
+        var upper = false
+        for byte in column.utf8 {
+            if byte == UInt8(ascii: "_") {
+                upper = true
+            } else {
+                bytes.append(upper && byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z") ? byte - 32 : byte)
+                upper = false
+            }
+        }
+        stringValue = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The snake_case column of a camelCase key.
+    static func snakeCase(_ key: String) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(key.utf8.count + 4)
+        for byte in key.utf8 {
+            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
+                bytes.append(UInt8(ascii: "_"))
+                bytes.append(byte + 32)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }
 
 extension Date {

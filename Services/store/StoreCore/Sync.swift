@@ -4,15 +4,6 @@ import Foundation
 import GRDB
 
 extension StoreService {
-    func registerQueryMethods() {
-        host.handle(Store.search) { [self] request, context in
-            try await read(context) { db, user in try Search.run(request, db, user: user) }
-        }
-        host.handle(Store.export, withAttachment: { [self] request, context in
-            try await read(context) { db, user in try Export.run(request, db, user: user) }
-        })
-    }
-
     func registerSyncMethods() {
         host.handle(Store.syncPush) { [self] request, context in
             try Validate.text(request.deviceId, field: "deviceId", maximum: StoreLimits.idLength)

@@ -67,7 +67,7 @@ enum ChunkRecords: RecordKind {
         var chunk = record
         if let text = request.text {
             try Validate.length(text, field: "text", maximum: StoreLimits.textLength)
-            try adjustCharacterCount(chunk.sourceDocumentId, by: text.count - chunk.text.count, changes)
+            try adjustCharacterCount(chunk.sourceDocumentId, by: text.unicodeScalars.count - chunk.text.unicodeScalars.count, changes)
             chunk.text = text
         }
         if let page = request.pageNumber { chunk.pageNumber = try Validate.integer(page, field: "pageNumber", in: 1...1_000_000) }
@@ -78,7 +78,7 @@ enum ChunkRecords: RecordKind {
 
     static func remove(_ chunk: NoteChunk, _ changes: Changes) throws {
         try unlinkCards(changes, chunksWhere: "id = ?", chunk.id)
-        try adjustCharacterCount(chunk.sourceDocumentId, by: -chunk.text.count, changes)
+        try adjustCharacterCount(chunk.sourceDocumentId, by: -chunk.text.unicodeScalars.count, changes)
         try changes.delete(chunk)
     }
 
@@ -94,7 +94,7 @@ enum ChunkRecords: RecordKind {
         return query
     }
 
-    /// Checks a chunk's fields; returns its length in characters.
+    /// Checks a chunk's fields; returns its length in characters (Unicode scalars).
     static func validate(_ input: ChunkInput, field: String) throws(BusError) -> Int {
         _ = try Validate.integer(input.ordinal, field: "\(field).ordinal", in: 0...Int(Int32.max))
         try Validate.length(input.text, field: "\(field).text", maximum: StoreLimits.textLength)
@@ -103,7 +103,7 @@ enum ChunkRecords: RecordKind {
         if let end = try Validate.seconds(input.endSeconds, field: "\(field).endSeconds"), let start, end < start {
             throw .invalidArgument("field '\(field).endSeconds' must not be before startSeconds")
         }
-        return input.text.count
+        return input.text.unicodeScalars.count
     }
 
     /// Cards made from the chunks matching `condition` lose the link (the chunks are going).
