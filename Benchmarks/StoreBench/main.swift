@@ -67,10 +67,12 @@ func put(chunks: Int, characters: Int, cards: Int, vocabulary: Vocabulary, rando
         flashcards: (0..<cards).map { GeneratedFlashcard(front: "What is \(vocabulary.word(&random))?", back: vocabulary.text(characters: 80, &random), tags: ["bench"], chunkOrdinal: $0 % chunks) })
 }
 
-// `StoreBench put` only measures puts, and logs the store's own handling time (for profiling).
+// `StoreBench put` only measures puts. STORE_BENCH_LOG=1 logs each request's handling time in
+// the store (debug level, on standard error) to tell bus time from store time.
 let putsOnly = CommandLine.arguments.dropFirst().first == "put"
 let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
-var storeLogger = Logger(label: "store") { label -> any LogHandler in putsOnly ? StreamLogHandler.standardError(label: label) : SwiftLogNoOpLogHandler() }
+let storeLogs = ProcessInfo.processInfo.environment["STORE_BENCH_LOG"] == "1"
+var storeLogger = Logger(label: "store") { label -> any LogHandler in storeLogs ? StreamLogHandler.standardError(label: label) : SwiftLogNoOpLogHandler() }
 storeLogger.logLevel = .debug
 let directory = FileManager.default.temporaryDirectory.appending(path: "studybus-store-bench-\(UUID().uuidString)")
 var brokerConfiguration = BrokerConfiguration()
