@@ -103,6 +103,17 @@ struct SyncTests {
         #expect(await world.failure(Store.getFlashcard, RecordID(id: "c1"))?.code == .notFound)
         let material = SyncChange(kind: .material, id: "m1", updatedAt: at(1), record: .object(["title": .string("new")]))
         #expect(try await push(world, "phone", [material]) == [.superseded])
+        // Parents first: a message of a conversation the store does not have fails the push, naming it.
+        let message = SyncChange(kind: .message, id: "x1", updatedAt: at(1), record: .object([
+            "conversationId": .string("c9"), "role": .string("user"), "text": .string("hi")]))
+        let orphan = await world.failure(Store.syncPush, SyncPushRequest(deviceId: "phone", changes: [try card("c3", front: "ok", at: 1), message]))
+        #expect(orphan?.code == .notFound && orphan?.message.hasPrefix("changes[1]: ") == true)
+        // A question has one note: another device's note for it loses to the one already there.
+        let question = try await world.call(Store.createQuestion, QuestionCreate(text: "Boiler?", category: "house"))
+        _ = try await world.call(Store.createNote, NoteCreate(id: "n1", questionId: question.id, answer: "Basement"))
+        let rival = SyncChange(kind: .note, id: "n2", updatedAt: at(5), record: .object(["questionId": .string(question.id), "answer": .string("Attic")]))
+        #expect(try await push(world, "tablet", [rival]) == [.superseded])
+        #expect(try await world.call(Store.listNotes, NoteList(questionId: question.id)).items.map(\.id) == ["n1"])
         await world.stop()
     }
 

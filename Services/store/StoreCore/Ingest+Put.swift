@@ -121,24 +121,16 @@ extension Ingest {
         guard let sourceKind = request.sourceKind else {
             throw BusError.invalidArgument("field 'sourceKind' is required when materials.put creates the material")
         }
-        return Material(
-            id: id ?? Validate.newID(), userId: changes.user, title: try Validate.text(title, field: "title", maximum: StoreLimits.titleLength),
-            subjectId: try changes.requireReference(Subject.self, request.subjectId, field: "subjectId"), sourceKind: sourceKind,
-            fileName: try Validate.optionalText(request.fileName, field: "fileName", maximum: StoreLimits.fileNameLength),
-            mimeType: try Validate.optionalText(request.mimeType, field: "mimeType", maximum: StoreLimits.mimeTypeLength),
-            status: .ready, summary: try Validate.optionalText(request.summary, field: "summary", maximum: StoreLimits.summaryLength),
-            keywords: try Validate.labels(request.keywords, field: "keywords", count: StoreLimits.keywordsPerMaterial),
-            createdAt: changes.now, updatedAt: changes.now)
+        return try MaterialRecords.make(MaterialCreate(
+            id: id, title: title, subjectId: request.subjectId, sourceKind: sourceKind, fileName: request.fileName, mimeType: request.mimeType,
+            status: .ready, summary: request.summary, keywords: request.keywords), changes)
     }
 
     private static func updated(_ existing: Material, with request: MaterialPut, _ changes: Changes) throws -> Material {
-        var material = existing
-        if let title = request.title { material.title = try Validate.text(title, field: "title", maximum: StoreLimits.titleLength) }
-        if request.subjectId != nil { material.subjectId = try changes.requireReference(Subject.self, request.subjectId, field: "subjectId") }
+        var material = try MaterialRecords.apply(MaterialUpdate(
+            id: existing.id, title: request.title, subjectId: request.subjectId, summary: request.summary, keywords: request.keywords), to: existing, changes)
         if let name = request.fileName { material.fileName = try Validate.optionalText(name, field: "fileName", maximum: StoreLimits.fileNameLength) }
         if let type = request.mimeType { material.mimeType = try Validate.optionalText(type, field: "mimeType", maximum: StoreLimits.mimeTypeLength) }
-        if let summary = request.summary { material.summary = try Validate.optionalText(summary, field: "summary", maximum: StoreLimits.summaryLength) }
-        if request.keywords != nil { material.keywords = try Validate.labels(request.keywords, field: "keywords", count: StoreLimits.keywordsPerMaterial) }
         material.status = .ready
         material.failureReason = nil
         material.processingStartedAt = nil

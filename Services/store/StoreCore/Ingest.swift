@@ -67,15 +67,11 @@ enum Ingest {
         guard status == .processing || status == .pending else {
             throw BusError.invalidArgument("field 'status' of an upload must be processing or pending")
         }
-        let material = Material(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            title: try Validate.text(request.title, field: "title", maximum: StoreLimits.titleLength),
-            subjectId: try changes.requireReference(Subject.self, request.subjectId, field: "subjectId"),
-            sourceKind: request.sourceKind,
-            fileName: try Validate.optionalText(request.fileName, field: "fileName", maximum: StoreLimits.fileNameLength),
-            mimeType: try Validate.optionalText(request.mimeType, field: "mimeType", maximum: StoreLimits.mimeTypeLength),
-            sizeBytes: file.count, sha256: sha256, status: status, processingStartedAt: status == .processing ? changes.now : nil,
-            isPriority: request.isPriority ?? false, createdAt: changes.now, updatedAt: changes.now)
+        var material = try MaterialRecords.make(MaterialCreate(
+            id: request.id, title: request.title, subjectId: request.subjectId, sourceKind: request.sourceKind, fileName: request.fileName,
+            mimeType: request.mimeType, status: status, isPriority: request.isPriority), changes)
+        material.sizeBytes = file.count
+        material.sha256 = sha256
         try changes.db.execute(sql: "INSERT OR IGNORE INTO material_original (sha256, size_bytes, content) VALUES (?, ?, ?)",
                                arguments: [sha256, file.count, file])
         try changes.insert(material)

@@ -39,11 +39,11 @@ extension StoredRecord {
 }
 
 /// Column names from coding keys and back: `userId` is `user_id`.
-public struct ColumnName: CodingKey, Sendable {
-    public let stringValue: String
-    public var intValue: Int? { nil }
-    public init(stringValue: String) { self.stringValue = stringValue }
-    public init?(intValue: Int) { nil }
+struct ColumnName: CodingKey, Sendable {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 
     /// The key of a snake_case column.
     init(camelCase column: String) {

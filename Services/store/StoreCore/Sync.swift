@@ -37,7 +37,17 @@ enum Sync {
         }
     }
 
+    /// Applies one change if it wins. Changes apply in push order, so a record must come after
+    /// those it refers to; an error names the change (`changes[3]: …`) and fails the push.
     static func apply(_ change: SyncChange, field: String, _ changes: Changes) throws -> SyncOutcome {
+        do {
+            return try applyKind(change, field: field, changes)
+        } catch let error as BusError where !error.message.hasPrefix(field) {
+            throw BusError(error.code, "\(field): \(error.message)", details: error.details)
+        }
+    }
+
+    private static func applyKind(_ change: SyncChange, field: String, _ changes: Changes) throws -> SyncOutcome {
         try Validate.id(change.id, field: "\(field).id")
         switch change.kind {
         case .subject: return try apply(SubjectRecords.self, change, field: field, changes)
@@ -74,7 +84,11 @@ enum Sync {
             record.updatedAt = at
             try changes.update(record)
         } else {
-            record = try Kind.make(request, changes)
+            do {
+                record = try Kind.make(request, changes)
+            } catch let error as BusError where error.code == .alreadyExists {
+                return .superseded  // another record holds its place (a question's note made on another device)
+            }
             record.createdAt = at
             record.updatedAt = at
             try changes.insert(record)
