@@ -54,7 +54,7 @@ final class Changes {
     // MARK: Writing
 
     /// Inserts a new record (removing a tombstone of the same id: sync may bring a record back).
-    func insert<R: StoredRecord>(_ record: R, event: Bool = true) throws {
+    func insert<R: StoredRecord>(_ record: R) throws {
         precondition(record.userId == user, "a record is written only for its own user")
         var values = try record.databaseDictionary
         if R.syncKind != nil { values["device"] = device.databaseValue }
@@ -69,10 +69,10 @@ final class Changes {
             try db.cachedStatement(sql: "DELETE FROM tombstone WHERE user_id = ? AND kind = ? AND record_id = ?").execute(arguments: [user, kind, record.id])
             try logChange(kind, record.id)
         }
-        if event, let topic = R.createdTopic { try Outbox.append(db, topic, record, user: user) }
+        if let topic = R.createdTopic { try Outbox.append(db, topic, record, user: user) }
     }
 
-    /// Inserts a new flashcard with a fresh id (no tombstone can exist) like ``insert(_:event:)``,
+    /// Inserts a new flashcard with a fresh id (no tombstone can exist) like ``insert(_:)``,
     /// without the record encoder: `materials.put` writes hundreds at once.
     func insertNew(_ card: Flashcard) throws {
         try db.cachedStatement(sql: """

@@ -110,10 +110,12 @@ public final class SearchIndexer: Service, Sendable {
         return try Row.fetchOne(db.cachedStatement(sql: sql), arguments: [pk])
     }
 
-    /// The user's number, the top bits of their entries' rowids (assigned on first use).
+    /// The user's number, the top bits of their entries' rowids (assigned on first use; 23 bits
+    /// leave 40 for `pk << 2 | kind`).
     static func userNumber(_ db: Database, _ user: String) throws -> Int64 {
         if let number = try existingUserNumber(db, user) { return number }
         try db.execute(sql: "INSERT INTO search_user (user_id) VALUES (?)", arguments: [user])
+        guard db.lastInsertedRowID < 1 << 23 else { throw BusError.resourceExhausted("the search index holds at most 8,388,607 users") }
         return db.lastInsertedRowID
     }
 
