@@ -112,7 +112,22 @@ for _ in 0..<(putsOnly ? 30 : 7) {
     _ = try await client.call(Store.search, SearchRequest(query: "bench"), options: options)
 }
 print("put_material_1mb_ms \(String(format: "%.1f", percentile(putTimes, 0.5))) ms")
-if putsOnly { exit(0) }
+if putsOnly {
+    // Where a put's time goes: the JSON of the request, each way.
+    let request = put(chunks: 1_000, characters: 1_049, cards: 200, vocabulary: vocabulary, random: &random)
+    var encodeTimes: [Double] = [], decodeTimes: [Double] = []
+    for _ in 0..<10 {
+        var started = clock.now
+        let data = try WireCoding.encode(request)
+        encodeTimes.append(milliseconds(clock.now - started))
+        started = clock.now
+        _ = try WireCoding.decode(MaterialPut.self, from: data)
+        decodeTimes.append(milliseconds(clock.now - started))
+    }
+    print("put_request_encode_ms \(String(format: "%.1f", percentile(encodeTimes, 0.5))) ms")
+    print("put_request_decode_ms \(String(format: "%.1f", percentile(decodeTimes, 0.5))) ms")
+    exit(0)
+}
 
 // Fill to 100,000 chunks (7,000 so far) with 1,000-chunk materials of ~300 characters each.
 let seeded = 7_000
