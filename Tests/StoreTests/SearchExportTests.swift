@@ -64,6 +64,19 @@ struct SearchExportTests {
         await world.stop()
     }
 
+    @Test("a word in more than 1,000 entries ranks the newest 1,000 of them; rarer words rank every match")
+    func boundedRanking() async throws {
+        let world = try await StoreWorld.start()
+        var put = samplePut(cards: 0)
+        // The oldest chunk mentions the common word most, but is not among the newest 1,000 matches.
+        put.chunks = (0..<1_100).map { ChunkInput(ordinal: $0, text: $0 == 0 ? "common common common rare" : "common filler \($0)") }
+        let result = try await world.call(Store.putMaterial, put)
+        let common = try await world.call(Store.search, SearchRequest(query: "common", limit: 100))
+        #expect(common.hits.count == 100 && !common.hits.contains { $0.id == result.chunkIds[0] })
+        #expect(try await world.call(Store.search, SearchRequest(query: "rare")).hits.map(\.id) == [result.chunkIds[0]])
+        await world.stop()
+    }
+
     @Test("flashcards export as JSON, CSV and Anki text that parse back to the same cards")
     func exportFormats() async throws {
         let world = try await StoreWorld.start()
