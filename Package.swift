@@ -10,12 +10,14 @@ let package = Package(
         .executable(name: "timer-ticker", targets: ["timer-ticker"]),
         .executable(name: "scheduler", targets: ["scheduler"]),
         .executable(name: "ai-gateway", targets: ["ai-gateway"]),
+        .executable(name: "store", targets: ["store"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -138,6 +140,30 @@ let package = Package(
         .executableTarget(name: "scheduler", dependencies: ["SchedulerCore", "ServiceKit"], path: "Services/scheduler/main"),
         .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Contracts"], path: "Benchmarks/SchedulerBench"),
 
+        // MARK: store
+        // store: the system of record for study content (SQLite + FTS5), a library and a thin main.
+        .target(
+            name: "StoreCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/store/StoreCore"
+        ),
+        .executableTarget(name: "store", dependencies: ["StoreCore", "ServiceKit"], path: "Services/store/main"),
+        .executableTarget(
+            name: "StoreBench",
+            dependencies: [
+                "StoreCore", "BrokerCore", "Bus", "Contracts", "ServiceKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/StoreBench"
+        ),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -154,6 +180,13 @@ let package = Package(
             path: "Tests/AIGatewayTests",
             exclude: ["mock_provider.py"]
         ),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Tests/StoreTests"
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",
@@ -164,7 +197,7 @@ let package = Package(
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
-                "SchedulerCore", "Bus", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                "SchedulerCore", "StoreCore", "Bus", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,9 +1,11 @@
 import Foundation
 
 /// Turns a `DecodingError` into the sentence an `INVALID_ARGUMENT` reply carries, naming the
-/// field by its path (`cards[2].front`).
-enum DecodingFailure {
-    static func describe(_ error: any Error) -> String {
+/// field by its path (`cards[2].front`). Public for services that decode nested JSON themselves
+/// (a sync change's record) and want the same messages.
+public enum DecodingFailure {
+    /// The sentence for `error`; other errors as they describe themselves.
+    public static func describe(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
         switch error {
         case .keyNotFound(let key, let context):

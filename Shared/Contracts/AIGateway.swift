@@ -241,16 +241,6 @@ public struct KeywordsResponse: Codable, Sendable, Equatable {
 
 // MARK: - flashcards.generate
 
-/// The kinds of generated cards.
-public enum FlashcardKind: String, WireEnum {
-    /// A question and its answer.
-    case qa
-    /// A sentence with a key term blanked out (`_____`); the back is the term.
-    case cloze
-    /// A term on the front, its definition on the back.
-    case definition
-}
-
 /// `flashcards.generate` request.
 public struct FlashcardsRequest: Codable, Sendable, Equatable {
     /// 1...2000 chunks, ≤ 2 MiB of text in all; ids must be unique.

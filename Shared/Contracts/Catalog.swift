@@ -20,6 +20,7 @@ public enum Catalog {
     public static let contracts: [any ServiceContract] = [
         AIGateway,
         Scheduler,
+        Store,
         TimerTicker,
     ]
 

@@ -80,9 +80,9 @@ public final class Outbox: Service, Sendable {
     public static func append<Payload>(_ db: Database, _ topic: Topic<Payload>, _ payload: Payload, user: String?, meta: [String: String] = [:]) throws -> Int64 {
         let json = String(decoding: try WireCoding.encode(payload), as: UTF8.self)
         let metaJSON = meta.isEmpty ? nil : JSONValue.object(meta.mapValues { .string($0) }).jsonText
-        try db.execute(
-            sql: "INSERT INTO bus_outbox (id, topic, user, ts, meta, payload) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [UUID().uuidString.lowercased(), topic.name, user, Date().unixMilliseconds, metaJSON, json])
+        // A cached statement: one transaction may append hundreds (a material's cards).
+        try db.cachedStatement(sql: "INSERT INTO bus_outbox (id, topic, user, ts, meta, payload) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [UUID().uuidString.lowercased(), topic.name, user, Date().unixMilliseconds, metaJSON, json])
         return db.lastInsertedRowID
     }
 

@@ -2,51 +2,31 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
-import GRDB
 import SchedulerCore
 import ServiceKit
-import Storage
+import ServiceLifecycle
+import StoreCore
 import TestSupport
 import Testing
 
-/// A stand-in for store's durable stream: a real outbox and `_events.replay` under the name
-/// `store`, publishing flashcard events with store's payload fields.
-struct FakeStore {
-    struct Card: Codable, Sendable {
-        var id: String
-        var userId: String
-        var front: String
-        var back: String
-        var setId: String?
-        var subjectId: String?
-    }
-    static let created = Topic<Card>("flashcard.created", "store's flashcard.created")
-    static let updated = Topic<Card>("flashcard.updated", "store's flashcard.updated")
-    static let deleted = Topic<Card>("flashcard.deleted", "store's flashcard.deleted")
-
+/// The real store service on its own bus and SQLite file, beside the scheduler world.
+struct RunningStore {
     let bus: Bus
-    let database: ServiceDatabase
-    let outbox: Outbox
     let tasks: [Task<Void, any Error>]
 
-    static func start(_ endpoints: Broker.Endpoints) throws -> FakeStore {
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "store", heartbeatMs: heartbeatMs), logger: testLogger("store"))
-        var migrator = DatabaseMigrator()
-        Outbox.registerMigrations(&migrator)
-        let database = try ServiceDatabase.open(at: try temporaryDirectory().appending(path: "store.sqlite"), migrator: migrator, logger: testLogger("store"))
-        let outbox = try Outbox(source: "store", database: database, bus: bus, logger: testLogger("store"))
-        let host = ServiceHost(bus: bus, service: "store", logger: testLogger("store"))
-        outbox.registerReplay(on: host)
-        return FakeStore(bus: bus, database: database, outbox: outbox, tasks: [Task { try await host.run() }, Task { try await outbox.run() }])
-    }
-
-    func publish(_ topic: Topic<Card>, _ card: Card) throws {
-        try database.pool.write { db in _ = try Outbox.append(db, topic, card, user: card.userId) }
-        outbox.notifyCommitted()
+    static func start(_ world: SchedulerWorld) async throws -> RunningStore {
+        let bus = try Bus(configuration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs), logger: testLogger("store"))
+        let configuration = StoreConfiguration(databaseURL: try temporaryDirectory().appending(path: "store.sqlite"), clock: world.clock)
+        let store = try StoreService(bus: bus, configuration: configuration, logger: testLogger("store"))
+        let running = RunningStore(bus: bus, tasks: store.services.map { service in Task { try await service.run() } })
+        try await eventually("store serves") {
+            (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
+        }
+        return running
     }
 
     func stop() async {
-        for task in tasks { task.cancel() }
+        for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
         await bus.shutdown()
     }
@@ -57,24 +37,30 @@ struct StoreCardsTests {
     @Test("flashcard.created starts review state (due now), flashcard.updated moves it, flashcard.deleted drops it, also for events sent while the scheduler was down")
     func followsStore() async throws {
         let world = try await SchedulerWorld.start()
-        let store = try FakeStore.start(world.endpoints)
-        try store.publish(FakeStore.created, .init(id: "f1", userId: "u1", front: "Q", back: "A", setId: "s1"))
-        try await eventually("f1 has review state") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: "f1"))) != nil }
-        let state = try await world.call(Scheduler.cardState, ReviewCardID(cardId: "f1"))
-        #expect(state.setId == "s1" && state.dueAt == world.clock.now() && state.reviewCount == 0)
+        let store = try await RunningStore.start(world)
+        func storeCall<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws -> Response {
+            try await world.client.call(method, request, options: CallOptions(user: "u1"))
+        }
+        let set1 = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Cells"))
+        let set2 = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Organs"))
+        let biology = try await storeCall(Store.createSubject, SubjectCreate(name: "Biology"))
+        let f1 = try await storeCall(Store.createFlashcard, FlashcardCreate(front: "Q", back: "A", setId: set1.id))
+        try await eventually("f1 has review state") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: f1.id))) != nil }
+        let state = try await world.call(Scheduler.cardState, ReviewCardID(cardId: f1.id))
+        #expect(state.setId == set1.id && state.dueAt == world.clock.now() && state.reviewCount == 0)
 
         await world.stopScheduler()
-        try store.publish(FakeStore.created, .init(id: "f2", userId: "u1", front: "Q2", back: "A2", setId: "s1"))
-        try store.publish(FakeStore.updated, .init(id: "f2", userId: "u1", front: "Q2", back: "A2", setId: "s2", subjectId: "bio"))
-        try store.publish(FakeStore.deleted, .init(id: "f1", userId: "u1", front: "Q", back: "A", setId: "s1"))
+        let f2 = try await storeCall(Store.createFlashcard, FlashcardCreate(front: "Q2", back: "A2", setId: set1.id))
+        _ = try await storeCall(Store.updateFlashcard, FlashcardUpdate(id: f2.id, setId: set2.id, subjectId: biology.id))
+        _ = try await storeCall(Store.deleteFlashcard, RecordID(id: f1.id))
         try await world.startScheduler()
         try await eventually("caught up with store") {
-            let f1 = await world.failure(Scheduler.cardState, ReviewCardID(cardId: "f1"))
-            let f2 = try? await world.call(Scheduler.cardState, ReviewCardID(cardId: "f2"))
-            return f1?.code == .notFound && f2?.setId == "s2"
+            let gone = await world.failure(Scheduler.cardState, ReviewCardID(cardId: f1.id))
+            let moved = try? await world.call(Scheduler.cardState, ReviewCardID(cardId: f2.id))
+            return gone?.code == .notFound && moved?.setId == set2.id
         }
-        #expect(try await world.call(Scheduler.cardState, ReviewCardID(cardId: "f2")).subjectId == "bio")
-        #expect(try await world.call(Scheduler.dueCards, DueRequest()).cards.map(\.cardId) == ["f2"])
+        #expect(try await world.call(Scheduler.cardState, ReviewCardID(cardId: f2.id)).subjectId == biology.id)
+        #expect(try await world.call(Scheduler.dueCards, DueRequest()).cards.map(\.cardId) == [f2.id])
         await store.stop()
         await world.stop()
     }

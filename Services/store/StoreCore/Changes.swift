@@ -1,0 +1,158 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import Storage
+
+/// The writes of one transaction on behalf of one user. Every insert, update and delete of a
+/// record goes through here, so that each also (in the same transaction) records the change for
+/// `sync.pull`, leaves a tombstone when it deletes, and appends the record's event to the outbox.
+final class Changes {
+    let db: Database
+    let user: String
+    /// The transaction's time at store precision: `createdAt`/`updatedAt` of what it writes.
+    let now: Date
+    /// Who writes: "" for API calls, the device id for `sync.push`.
+    let device: String
+
+    init(db: Database, user: String, now: Date, device: String = "") {
+        self.db = db
+        self.user = user
+        self.now = now.atStorePrecision
+        self.device = device
+    }
+
+    // MARK: Reading within the transaction
+
+    /// The user's record `id`, or nil.
+    func find<R: StoredRecord>(_ type: R.Type, _ id: String) throws -> R? {
+        try R.fetchOne(db.cachedStatement(sql: "SELECT * FROM \(R.table) WHERE user_id = ? AND id = ?"), arguments: [user, id])
+    }
+
+    /// The user's record `id`.
+    /// - Throws: `NOT_FOUND` naming the kind and the id (also for another user's record).
+    func require<R: StoredRecord>(_ type: R.Type, _ id: String, field: String? = nil) throws -> R {
+        guard let record = try find(type, id) else { throw StoreError.notFound(R.self, id, field: field) }
+        return record
+    }
+
+    /// Checks that an optional reference names one of the user's records; "" or nil means none.
+    func requireReference<R: StoredRecord>(_ type: R.Type, _ id: String?, field: String) throws -> String? {
+        guard let id = Validate.reference(id) else { return nil }
+        try Validate.id(id, field: field)
+        _ = try require(type, id, field: field)
+        return id
+    }
+
+    /// The user's records matching `condition` (SQL over the table's columns), in the order
+    /// they were inserted.
+    func all<R: StoredRecord>(_ type: R.Type, where condition: String, _ arguments: [any DatabaseValueConvertible]) throws -> [R] {
+        try R.fetchAll(db, sql: "SELECT * FROM \(R.table) WHERE user_id = ? AND (\(condition)) ORDER BY rowid",
+                       arguments: StatementArguments([user] + arguments))
+    }
+
+    // MARK: Writing
+
+    /// Inserts a new record (removing a tombstone of the same id: sync may bring a record back).
+    func insert<R: StoredRecord>(_ record: R) throws {
+        precondition(record.userId == user, "a record is written only for its own user")
+        var values = try record.databaseDictionary
+        if R.syncKind != nil { values["device"] = device.databaseValue }
+        let columns = values.keys.sorted()
+        let sql = "INSERT INTO \(R.table) (\(columns.joined(separator: ", "))) VALUES (\(Array(repeating: "?", count: columns.count).joined(separator: ", ")))"
+        do {
+            try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { values[$0]! }))
+        } catch let error as DatabaseError where error.isUniqueViolation {
+            throw StoreError.alreadyExists(R.self, record.id)
+        }
+        if let kind = R.syncKind {
+            try db.cachedStatement(sql: "DELETE FROM tombstone WHERE user_id = ? AND kind = ? AND record_id = ?").execute(arguments: [user, kind, record.id])
+            try logChange(kind, record.id)
+        }
+        if let topic = R.createdTopic { try Outbox.append(db, topic, record, user: user) }
+    }
+
+    /// Inserts a new flashcard with a fresh id (no tombstone can exist) like ``insert(_:)``,
+    /// without the record encoder: `materials.put` writes hundreds at once.
+    func insertNew(_ card: Flashcard) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO flashcard (id, user_id, front, back, kind, tags, set_id, material_id, chunk_id, subject_id, created_at, updated_at, device)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """).execute(arguments: [
+                card.id, user, card.front, card.back, card.kind, JSONValue.array(card.tags.map(JSONValue.string)).jsonText, card.setId,
+                card.materialId, card.chunkId, card.subjectId, card.createdAt.unixMillisecondsRounded, card.updatedAt.unixMillisecondsRounded, device,
+            ])
+        try logChange(.flashcard, card.id)
+        try Outbox.append(db, Store.flashcardCreated, card, user: user)
+    }
+
+    /// Writes a changed record over the stored one (same user and id).
+    func update<R: StoredRecord>(_ record: R, event: Bool = true) throws {
+        var values = try record.databaseDictionary
+        values["id"] = nil
+        values["user_id"] = nil
+        values["created_at"] = nil
+        if R.syncKind != nil { values["device"] = device.databaseValue }
+        let columns = values.keys.sorted()
+        let sql = "UPDATE \(R.table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE user_id = ? AND id = ?"
+        try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { values[$0]! } + [user, record.id]))
+        guard db.changesCount == 1 else { throw StoreError.notFound(R.self, record.id) }
+        if let kind = R.syncKind { try logChange(kind, record.id) }
+        if event, let topic = R.updatedTopic { try Outbox.append(db, topic, record, user: user) }
+    }
+
+    /// Deletes a record, leaving a tombstone at `deletedAt` (default: now) when sync carries it.
+    /// Dependents must have been dealt with first (foreign keys refuse otherwise).
+    func delete<R: StoredRecord>(_ record: R, deletedAt: Date? = nil) throws {
+        try db.cachedStatement(sql: "DELETE FROM \(R.table) WHERE user_id = ? AND id = ?").execute(arguments: [user, record.id])
+        guard db.changesCount == 1 else { throw StoreError.notFound(R.self, record.id) }
+        let at = (deletedAt ?? now).atStorePrecision
+        if let kind = R.syncKind {
+            try writeTombstone(kind, record.id, at: at)
+            if let topic = R.deletedTopic {
+                try Outbox.append(db, topic, RecordDeleted(kind: kind, id: record.id, userId: user, deletedAt: at), user: user)
+            }
+        }
+    }
+
+    /// Deletes a flashcard and appends its `flashcard.deleted` with the cause.
+    func deleteFlashcard(_ card: Flashcard, cause: FlashcardDeletionCause, deletedAt: Date? = nil) throws {
+        try delete(card, deletedAt: deletedAt)
+        let event = FlashcardDeleted(
+            id: card.id, userId: user, setId: card.setId, materialId: card.materialId, subjectId: card.subjectId,
+            cause: cause, deletedAt: (deletedAt ?? now).atStorePrecision)
+        try Outbox.append(db, Store.flashcardDeleted, event, user: user)
+    }
+
+    /// Records a delete of a record that is not (or no longer) here, so that an older edit
+    /// arriving later through sync cannot bring it back.
+    func writeTombstone(_ kind: SyncKind, _ id: String, at: Date) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO tombstone (user_id, kind, record_id, deleted_at, device) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT (user_id, kind, record_id) DO UPDATE SET deleted_at = excluded.deleted_at, device = excluded.device
+            """).execute(arguments: [user, kind, id, at.unixMillisecondsRounded, device])
+        try logChange(kind, id)
+    }
+
+    /// Sets a reference to nil on every record of the user that has it (`column = id`), as an
+    /// update with its event, before the referenced record goes.
+    func unlink<R: StoredRecord>(_ type: R.Type, _ keyPath: WritableKeyPath<R, String?>, column: String, from id: String) throws {
+        for var record in try all(R.self, where: "\(column) = ?", [id]) {
+            record[keyPath: keyPath] = nil
+            record.updatedAt = nextUpdate(after: record.updatedAt)
+            try update(record)
+        }
+    }
+
+    /// The `updatedAt` of an API edit: now, or just after the stored version if a device's
+    /// clock put that in the future — an edit applied here must win over what it replaced.
+    func nextUpdate(after previous: Date) -> Date {
+        now > previous ? now : previous.addingTimeInterval(0.001).atStorePrecision
+    }
+
+    /// Moves the record to the end of the user's change log (`sync.pull`).
+    private func logChange(_ kind: SyncKind, _ id: String) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_change (user_id, kind, record_id) VALUES (?, ?, ?)")
+            .execute(arguments: [user, kind, id])
+    }
+}

@@ -1,0 +1,113 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+
+/// `export`: flashcards as JSON, CSV or Anki text; study sessions as JSON or CSV.
+enum Export {
+    static func run(_ request: ExportRequest, _ db: Database, user: String) throws -> (ExportResult, Data?) {
+        let changes = Changes(db: db, user: user, now: Date())
+        let (text, count): (String, Int)
+        switch request.content {
+        case .flashcards:
+            let cards = try flashcards(request, changes)
+            count = cards.count
+            switch request.format {
+            case .json: text = try json(cards)
+            case .csv: text = csv(cards)
+            case .anki: text = anki(cards, deck: try deckName(request, changes))
+            }
+        case .studySessions:
+            var sql = "SELECT * FROM study_session WHERE user_id = ?"
+            var arguments: [any DatabaseValueConvertible] = [user]
+            if let subjectId = request.subjectId {
+                try Validate.id(subjectId, field: "subjectId")
+                sql += " AND subject_id = ?"
+                arguments.append(subjectId)
+            }
+            let sessions = try StudySession.fetchAll(db, sql: sql + " ORDER BY started_at, id", arguments: StatementArguments(arguments))
+            count = sessions.count
+            switch request.format {
+            case .json: text = try json(sessions)
+            case .csv: text = csv(sessions)
+            case .anki: throw BusError.invalidArgument("field 'format': anki exports flashcards only; study sessions export as json or csv")
+            }
+        }
+        let data = Data(text.utf8)
+        let (contentType, suffix) = switch request.format {
+        case .json: ("application/json; charset=utf-8", "json")
+        case .csv: ("text/csv; charset=utf-8", "csv")
+        case .anki: ("text/plain; charset=utf-8", "txt")
+        }
+        let inline = data.count <= StoreLimits.inlineExportBytes
+        let result = ExportResult(
+            format: request.format, contentType: contentType, fileName: "\(request.content.rawValue).\(suffix)", itemCount: count,
+            byteCount: data.count, content: inline ? text : nil, inAttachment: !inline)
+        return (result, inline ? nil : data)
+    }
+
+    private static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
+        var conditions = ["1"]
+        var arguments: [any DatabaseValueConvertible] = []
+        for (field, column, value) in [("setId", "set_id", request.setId), ("materialId", "material_id", request.materialId), ("subjectId", "subject_id", request.subjectId)] {
+            guard let value else { continue }
+            try Validate.id(value, field: field)
+            conditions.append("\(column) = ?")
+            arguments.append(value)
+        }
+        return try changes.all(Flashcard.self, where: conditions.joined(separator: " AND "), arguments)
+    }
+
+    private static func deckName(_ request: ExportRequest, _ changes: Changes) throws -> String {
+        var name = request.deckName
+        if name == nil, let setId = request.setId { name = try changes.find(FlashcardSet.self, setId)?.name }
+        let deck = (name ?? "StudyBus").components(separatedBy: .newlines).joined(separator: " ")
+        try Validate.text(deck, field: "deckName", maximum: StoreLimits.titleLength)
+        return deck
+    }
+
+    private static func json<T: Encodable>(_ records: [T]) throws -> String {
+        let encoder = WireCoding.encoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        return String(decoding: try encoder.encode(records), as: UTF8.self)
+    }
+
+    private static func csv(_ cards: [Flashcard]) -> String {
+        csvTable(["id", "front", "back", "kind", "tags", "setId", "materialId", "subjectId", "createdAt", "updatedAt"], cards.map { card in
+            [card.id, card.front, card.back, card.kind.rawValue, card.tags.joined(separator: ";"), card.setId ?? "", card.materialId ?? "",
+             card.subjectId ?? "", ISO8601.format(card.createdAt), ISO8601.format(card.updatedAt)]
+        })
+    }
+
+    private static func csv(_ sessions: [StudySession]) -> String {
+        csvTable(["id", "subjectId", "setId", "startedAt", "endedAt", "minutes", "cardsReviewed", "createdAt", "updatedAt"], sessions.map { session in
+            let minutes = session.endedAt.map { String(format: "%.2f", $0.timeIntervalSince(session.startedAt) / 60) } ?? ""
+            return [session.id, session.subjectId ?? "", session.setId ?? "", ISO8601.format(session.startedAt),
+                    session.endedAt.map(ISO8601.format) ?? "", minutes, String(session.cardsReviewed),
+                    ISO8601.format(session.createdAt), ISO8601.format(session.updatedAt)]
+        })
+    }
+
+    /// RFC 4180: CRLF line ends; a field with a comma, quote or line break is quoted.
+    static func csvTable(_ header: [String], _ rows: [[String]]) -> String {
+        func field(_ value: String) -> String {
+            guard value.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return value }
+            return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        return ([header] + rows).map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
+    }
+
+    /// Anki's text import with its header lines.
+    static func anki(_ cards: [Flashcard], deck: String) -> String {
+        func field(_ value: String) -> String {
+            guard value.contains(where: { $0 == "\t" || $0 == "\"" || $0.isNewline }) else { return value }
+            return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+        }
+        var text = "#separator:tab\n#html:false\n#deck:\(deck)\n#tags column:3\n"
+        for card in cards {
+            let tags = card.tags.map { $0.split(whereSeparator: \.isWhitespace).joined(separator: "_") }.joined(separator: " ")
+            text += field(card.front) + "\t" + field(card.back) + "\t" + tags + "\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,159 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import Storage
+
+extension Ingest {
+    /// `materials.put`: the whole processing result in the caller's transaction — the material
+    /// (created or marked ready), its source document, chunks, cards, maybe a set, and the
+    /// events, ending with `material.ingested`. Everything is checked before anything is written.
+    static func put(_ request: MaterialPut, _ changes: Changes) throws -> MaterialPutResult {
+        let chunkLengths = try checkChunks(request.chunks)
+        try checkCards(request.flashcards, ordinals: Set(request.chunks.map(\.ordinal)))
+        let materialID = try request.materialId.map { id throws(BusError) in
+            try Validate.id(id, field: "materialId")
+            return id
+        }
+        var material: Material
+        if let existing = try materialID.flatMap({ try changes.find(Material.self, $0) }) {
+            guard existing.status != .ready || request.replace == true else {
+                throw BusError.failedPrecondition("material '\(existing.id)' is already ready; set 'replace' to re-generate its content")
+            }
+            try MaterialRecords.removeDerived(of: existing, changes, cause: .replaced)
+            material = try updated(existing, with: request, changes)
+            try changes.update(material)
+        } else {
+            material = try created(request, id: materialID, changes)
+            try changes.insert(material)
+        }
+
+        let order = request.chunks.indices.sorted { request.chunks[$0].ordinal < request.chunks[$1].ordinal }
+        let input = request.sourceDocument
+        let document = SourceDocument(
+            id: Validate.newID(), userId: changes.user, materialId: material.id, kind: input.kind ?? material.sourceKind,
+            title: try Validate.optionalText(input.title, field: "sourceDocument.title", maximum: StoreLimits.titleLength),
+            characterCount: chunkLengths.reduce(0, +),
+            pageCount: try Validate.integer(input.pageCount, field: "sourceDocument.pageCount", in: 0...1_000_000),
+            durationSeconds: try Validate.seconds(input.durationSeconds, field: "sourceDocument.durationSeconds"),
+            language: try Validate.optionalText(input.language, field: "sourceDocument.language", maximum: 35),
+            createdAt: changes.now, updatedAt: changes.now)
+        try changes.insert(document)
+
+        let insertChunk = try changes.db.cachedStatement(sql: """
+            INSERT INTO chunk (id, user_id, material_id, source_document_id, ordinal, text, page_number, start_seconds,
+                               end_seconds, start_offset, end_offset, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let now = changes.now.unixMillisecondsRounded
+        var chunkIDs: [String] = []
+        chunkIDs.reserveCapacity(order.count)
+        var chunkIDByOrdinal: [Int: String] = [:]
+        var offset = 0
+        for index in order {
+            let chunk = request.chunks[index]
+            let start = chunk.startOffset ?? offset
+            let end = chunk.endOffset ?? start + chunkLengths[index]
+            offset = end
+            // Chunks are most of the rows: inserted directly, without the record encoder.
+            let id = Validate.newID()
+            try insertChunk.execute(arguments: [
+                id, changes.user, material.id, document.id, chunk.ordinal, chunk.text, chunk.pageNumber, chunk.startSeconds,
+                chunk.endSeconds, start, end, now, now,
+            ])
+            chunkIDs.append(id)
+            chunkIDByOrdinal[chunk.ordinal] = id
+        }
+
+        let set = try cardSet(for: request, material: material, changes)
+        var cardIDs: [String] = []
+        for card in request.flashcards {
+            let stored = Flashcard(
+                id: Validate.newID(), userId: changes.user, front: card.front, back: card.back, kind: card.kind ?? .qa,
+                tags: try Validate.labels(card.tags, field: "flashcards.tags", count: StoreLimits.tagsPerCard),
+                setId: set?.id, materialId: material.id, chunkId: card.chunkOrdinal.flatMap { chunkIDByOrdinal[$0] },
+                subjectId: material.subjectId ?? set?.subjectId, createdAt: changes.now, updatedAt: changes.now)
+            try changes.insertNew(stored)
+            cardIDs.append(stored.id)
+        }
+
+        try Outbox.append(changes.db, Store.materialIngested, MaterialIngested(
+            material: material, sourceDocumentId: document.id, chunkCount: chunkIDs.count, flashcardIds: cardIDs, setId: set?.id),
+            user: changes.user)
+        return MaterialPutResult(material: material, sourceDocument: document, chunkIds: chunkIDs, flashcardIds: cardIDs, setId: set?.id)
+    }
+
+    /// Checks the chunks; returns each one's length in characters.
+    private static func checkChunks(_ chunks: [ChunkInput]) throws(BusError) -> [Int] {
+        guard chunks.count <= StoreLimits.chunksPerPut else {
+            throw .invalidArgument("field 'chunks' has \(chunks.count) entries; materials.put takes at most \(StoreLimits.chunksPerPut)")
+        }
+        var ordinals = Set<Int>()
+        var lengths: [Int] = []
+        lengths.reserveCapacity(chunks.count)
+        for (index, chunk) in chunks.enumerated() {
+            lengths.append(try ChunkRecords.validate(chunk, field: "chunks[\(index)]"))
+            guard ordinals.insert(chunk.ordinal).inserted else {
+                throw .invalidArgument("field 'chunks[\(index)].ordinal': ordinal \(chunk.ordinal) appears twice")
+            }
+        }
+        return lengths
+    }
+
+    private static func checkCards(_ cards: [GeneratedFlashcard], ordinals: Set<Int>) throws(BusError) {
+        guard cards.count <= StoreLimits.flashcardsPerPut else {
+            throw .invalidArgument("field 'flashcards' has \(cards.count) entries; materials.put takes at most \(StoreLimits.flashcardsPerPut)")
+        }
+        for (index, card) in cards.enumerated() {
+            try Validate.text(card.front, field: "flashcards[\(index)].front", maximum: StoreLimits.cardSideLength)
+            try Validate.text(card.back, field: "flashcards[\(index)].back", maximum: StoreLimits.cardSideLength)
+            _ = try Validate.labels(card.tags, field: "flashcards[\(index)].tags", count: StoreLimits.tagsPerCard)
+            if let ordinal = card.chunkOrdinal, !ordinals.contains(ordinal) {
+                throw .invalidArgument("field 'flashcards[\(index)].chunkOrdinal': no chunk has ordinal \(ordinal)")
+            }
+        }
+    }
+
+    private static func created(_ request: MaterialPut, id: String?, _ changes: Changes) throws -> Material {
+        guard let title = request.title else {
+            throw BusError.invalidArgument("field 'title' is required when materials.put creates the material")
+        }
+        guard let sourceKind = request.sourceKind else {
+            throw BusError.invalidArgument("field 'sourceKind' is required when materials.put creates the material")
+        }
+        return try MaterialRecords.make(MaterialCreate(
+            id: id, title: title, subjectId: request.subjectId, sourceKind: sourceKind, fileName: request.fileName, mimeType: request.mimeType,
+            status: .ready, summary: request.summary, keywords: request.keywords), changes)
+    }
+
+    private static func updated(_ existing: Material, with request: MaterialPut, _ changes: Changes) throws -> Material {
+        var material = try MaterialRecords.apply(MaterialUpdate(
+            id: existing.id, title: request.title, subjectId: request.subjectId, summary: request.summary, keywords: request.keywords), to: existing, changes)
+        if let name = request.fileName { material.fileName = try Validate.optionalText(name, field: "fileName", maximum: StoreLimits.fileNameLength) }
+        if let type = request.mimeType { material.mimeType = try Validate.optionalText(type, field: "mimeType", maximum: StoreLimits.mimeTypeLength) }
+        material.status = .ready
+        material.failureReason = nil
+        material.processingStartedAt = nil
+        material.updatedAt = changes.nextUpdate(after: existing.updatedAt)
+        return material
+    }
+
+    /// The set the cards go to: an existing one, or one named `newSetName` for this material
+    /// (reused when a re-put names it again).
+    private static func cardSet(for request: MaterialPut, material: Material, _ changes: Changes) throws -> FlashcardSet? {
+        if let setID = Validate.reference(request.setId) {
+            try Validate.id(setID, field: "setId")
+            return try changes.require(FlashcardSet.self, setID, field: "setId")
+        }
+        guard let name = Validate.reference(request.newSetName) else { return nil }
+        try Validate.text(name, field: "newSetName", maximum: StoreLimits.titleLength)
+        if let existing = try changes.all(FlashcardSet.self, where: "material_id = ? AND name = ?", [material.id, name]).first {
+            return existing
+        }
+        let set = FlashcardSet(
+            id: Validate.newID(), userId: changes.user, name: name, topic: material.title, subjectId: material.subjectId,
+            materialId: material.id, createdAt: changes.now, updatedAt: changes.now)
+        try changes.insert(set)
+        return set
+    }
+}

@@ -1,0 +1,136 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+import GRDB
+import ServiceKit
+import Storage
+
+// The methods ingest builds on: uploads stored content-addressed, the status of processing
+// (pending -> processing -> ready | failed), the result written in one transaction, and the
+// sweep for materials whose worker was lost. docs/services/store.md has the whole flow.
+
+extension StoreService {
+    func registerIngestMethods() {
+        host.handle(Store.uploadMaterial) { [self] request, context in
+            guard let file = context.attachment, !file.isEmpty else {
+                throw BusError.invalidArgument("materials.upload needs the file's bytes in the request's attachment frame")
+            }
+            try Ingest.checkSize(file.count, kind: request.sourceKind)
+            let sha256 = SHA256.hash(data: file).map { String(format: "%02x", $0) }.joined()
+            return try await write(context) { changes in try Ingest.upload(request, file: file, sha256: sha256, changes) }
+        }
+        host.handle(Store.startProcessing) { [self] request, context in
+            try Validate.id(request.id)
+            return try await write(context) { changes in try Ingest.startProcessing(request.id, changes) }
+        }
+        host.handle(Store.putMaterial) { [self] request, context in
+            try await write(context) { changes in try Ingest.put(request, changes) }
+        }
+        host.handle(Store.failMaterial) { [self] request, context in
+            try Validate.id(request.id)
+            return try await write(context) { changes in try Ingest.fail(request, changes) }
+        }
+        host.handle(Store.materialOriginal, withAttachment: { [self] request, context in
+            try Validate.id(request.id)
+            return try await read(context) { db, user in try Ingest.original(request.id, db, user: user) }
+        })
+        host.handle(Store.stuckMaterials) { [self] request, context in
+            let age = request.olderThanSeconds ?? 600
+            guard age.isFinite, age >= 1 else { throw BusError.invalidArgument("field 'olderThanSeconds' must be at least 1") }
+            let limit = try Validate.limit(request.limit, default: 100, maximum: 1000)
+            let cutoff = clock.now().addingTimeInterval(-age).unixMillisecondsRounded
+            let user = context.user.flatMap { $0.isEmpty ? nil : $0 }
+            return try await database.pool.read { db in try Ingest.stuck(before: cutoff, user: user, limit: limit, db) }
+        }
+    }
+}
+
+enum Ingest {
+    /// Refuses files over the material limits: 50 MB, images 10 MB, audio 5 MB.
+    static func checkSize(_ bytes: Int, kind: MaterialSourceKind) throws(BusError) {
+        let (limit, what) = switch kind {
+        case .image: (StoreLimits.imageBytes, "an image")
+        case .audio: (StoreLimits.audioBytes, "an audio clip")
+        default: (StoreLimits.materialBytes, "a material")
+        }
+        guard bytes <= limit else {
+            throw .invalidArgument("the attachment has \(bytes) bytes; \(what) may have at most \(limit / 1024 / 1024) MB")
+        }
+    }
+
+    static func upload(_ request: MaterialUpload, file: Data, sha256: String, _ changes: Changes) throws -> MaterialUploadResult {
+        if let existing = try changes.all(Material.self, where: "sha256 = ?", [sha256]).first {
+            return MaterialUploadResult(material: existing, duplicate: true)
+        }
+        let status = request.status ?? .processing
+        guard status == .processing || status == .pending else {
+            throw BusError.invalidArgument("field 'status' of an upload must be processing or pending")
+        }
+        var material = try MaterialRecords.make(MaterialCreate(
+            id: request.id, title: request.title, subjectId: request.subjectId, sourceKind: request.sourceKind, fileName: request.fileName,
+            mimeType: request.mimeType, status: status, isPriority: request.isPriority), changes)
+        material.sizeBytes = file.count
+        material.sha256 = sha256
+        try changes.db.execute(sql: "INSERT OR IGNORE INTO material_original (sha256, size_bytes, content) VALUES (?, ?, ?)",
+                               arguments: [sha256, file.count, file])
+        try changes.insert(material)
+        return MaterialUploadResult(material: material, duplicate: false)
+    }
+
+    static func startProcessing(_ id: String, _ changes: Changes) throws -> Material {
+        var material = try changes.require(Material.self, id)
+        guard material.status != .ready else {
+            throw BusError.failedPrecondition("material '\(id)' is ready; materials.put with replace re-processes it")
+        }
+        material.status = .processing
+        material.processingStartedAt = changes.now
+        material.failureReason = nil
+        material.updatedAt = changes.nextUpdate(after: material.updatedAt)
+        try changes.update(material)
+        return material
+    }
+
+    static func fail(_ request: MaterialFail, _ changes: Changes) throws -> Material {
+        var material = try changes.require(Material.self, request.id)
+        guard material.status == .pending || material.status == .processing else {
+            throw BusError.failedPrecondition("material '\(material.id)' is \(material.status.rawValue); only a pending or processing material can fail")
+        }
+        let reason = request.reason.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !reason.isEmpty else { throw BusError.invalidArgument("field 'reason' must not be empty") }
+        material.status = .failed
+        material.failureReason = String(reason.prefix(StoreLimits.failureReasonLength))
+        material.processingStartedAt = nil
+        material.updatedAt = changes.nextUpdate(after: material.updatedAt)
+        try changes.update(material)
+        try Outbox.append(changes.db, Store.ingestFailed, IngestFailed(
+            materialId: material.id, userId: material.userId, title: material.title, reason: material.failureReason ?? reason,
+            failedAt: material.updatedAt), user: changes.user)
+        return material
+    }
+
+    static func original(_ id: String, _ db: Database, user: String) throws -> (MaterialOriginal, Data?) {
+        let material = try Changes(db: db, user: user, now: Date()).require(Material.self, id)
+        guard let sha256 = material.sha256,
+              let content = try Data.fetchOne(db, sql: "SELECT content FROM material_original WHERE sha256 = ?", arguments: [sha256])
+        else { throw BusError.notFound("material '\(id)' has no original file (it was not uploaded)") }
+        let info = MaterialOriginal(
+            id: material.id, sha256: sha256, sizeBytes: content.count, fileName: material.fileName, mimeType: material.mimeType,
+            sourceKind: material.sourceKind)
+        return (info, content)
+    }
+
+    static func stuck(before cutoff: Int64, user: String?, limit: Int, _ db: Database) throws -> StuckMaterials {
+        var sql = "SELECT id, user_id, processing_started_at, sha256 FROM material WHERE status = 'processing' AND processing_started_at < ?"
+        var arguments: [any DatabaseValueConvertible] = [cutoff]
+        if let user {
+            sql += " AND user_id = ?"
+            arguments.append(user)
+        }
+        sql += " ORDER BY processing_started_at, user_id, id LIMIT \(limit)"
+        let materials = try Row.fetchAll(db, sql: sql, arguments: StatementArguments(arguments)).map { row in
+            StuckMaterial(id: row["id"], userId: row["user_id"], processingStartedAt: Date(unixMilliseconds: row["processing_started_at"]), sha256: row["sha256"])
+        }
+        return StuckMaterials(materials: materials)
+    }
+}

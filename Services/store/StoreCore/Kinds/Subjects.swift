@@ -1,0 +1,36 @@
+import Contracts
+import Foundation
+
+extension SubjectCreate: CreateRequest {}
+extension SubjectUpdate: UpdateRequest {}
+
+/// Subjects: deleting one leaves its materials, sets, cards, sessions and tasks without subject.
+enum SubjectRecords: RecordKind {
+    static func make(_ request: SubjectCreate, _ changes: Changes) throws -> Subject {
+        Subject(
+            id: try Validate.idOrNew(request.id), userId: changes.user,
+            name: try Validate.text(request.name, field: "name", maximum: StoreLimits.titleLength),
+            color: try Validate.optionalText(request.color, field: "color", maximum: StoreLimits.labelLength),
+            createdAt: changes.now, updatedAt: changes.now)
+    }
+
+    static func apply(_ request: SubjectUpdate, to record: Subject, _ changes: Changes) throws -> Subject {
+        var subject = record
+        if let name = request.name { subject.name = try Validate.text(name, field: "name", maximum: StoreLimits.titleLength) }
+        if let color = request.color { subject.color = try Validate.optionalText(color, field: "color", maximum: StoreLimits.labelLength) }
+        return subject
+    }
+
+    static func remove(_ subject: Subject, _ changes: Changes) throws {
+        try changes.unlink(Material.self, \.subjectId, column: "subject_id", from: subject.id)
+        try changes.unlink(FlashcardSet.self, \.subjectId, column: "subject_id", from: subject.id)
+        try changes.unlink(Flashcard.self, \.subjectId, column: "subject_id", from: subject.id)
+        try changes.unlink(StudySession.self, \.subjectId, column: "subject_id", from: subject.id)
+        try changes.unlink(StudyTask.self, \.subjectId, column: "subject_id", from: subject.id)
+        try changes.delete(subject)
+    }
+
+    static func query(_ request: SubjectList) throws -> ListQuery {
+        ListQuery(orderBy: "name")
+    }
+}

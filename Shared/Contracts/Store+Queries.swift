@@ -1,0 +1,255 @@
+import Bus
+import Foundation
+
+// Search, export and multi-device sync.
+
+// MARK: - Search
+
+/// What `search` looks in.
+public enum SearchKind: String, WireEnum {
+    /// Note chunks (material text).
+    case chunk
+    case flashcard
+    /// Q&A notes (the answer, and the question it answers).
+    case note
+}
+
+/// `search`: full-text search (SQLite FTS5, bm25 ranking) over the user's chunks, flashcards and
+/// notes. `query` is words and `"quoted phrases"`; every one must match (a word also matches its
+/// stem: `learning` finds `learned`); a trailing `*` on a word makes it a prefix.
+public struct SearchRequest: Codable, Sendable, Equatable {
+    /// 1…500 characters with at least one word.
+    public var query: String
+    /// Default: all kinds.
+    public var kinds: [SearchKind]?
+    public var subjectId: String?
+    public var materialId: String?
+    /// 1…100, default 20.
+    public var limit: Int?
+    public var cursor: String?
+    /// Markers around matched words in snippets; default `<mark>` and `</mark>`.
+    public var highlightOpen: String?
+    public var highlightClose: String?
+    public init(
+        query: String, kinds: [SearchKind]? = nil, subjectId: String? = nil, materialId: String? = nil, limit: Int? = nil,
+        cursor: String? = nil, highlightOpen: String? = nil, highlightClose: String? = nil
+    ) {
+        self.query = query
+        self.kinds = kinds
+        self.subjectId = subjectId
+        self.materialId = materialId
+        self.limit = limit
+        self.cursor = cursor
+        self.highlightOpen = highlightOpen
+        self.highlightClose = highlightClose
+    }
+}
+
+/// One search result.
+public struct SearchHit: Codable, Sendable, Equatable {
+    public var kind: SearchKind
+    /// The chunk's, card's or note's id.
+    public var id: String
+    /// Relevance: bm25 negated, so higher is better; hits come in descending order.
+    public var score: Double
+    /// The best matching fragment with matches between the highlight markers.
+    public var snippet: String
+    /// The card's front, the question of a note, the material's title for a chunk.
+    public var title: String?
+    public var materialId: String?
+    public var subjectId: String?
+    public var setId: String?
+    public var questionId: String?
+    public var pageNumber: Int?
+    public var startSeconds: Double?
+    public init(
+        kind: SearchKind, id: String, score: Double, snippet: String, title: String? = nil, materialId: String? = nil,
+        subjectId: String? = nil, setId: String? = nil, questionId: String? = nil, pageNumber: Int? = nil, startSeconds: Double? = nil
+    ) {
+        self.kind = kind
+        self.id = id
+        self.score = score
+        self.snippet = snippet
+        self.title = title
+        self.materialId = materialId
+        self.subjectId = subjectId
+        self.setId = setId
+        self.questionId = questionId
+        self.pageNumber = pageNumber
+        self.startSeconds = startSeconds
+    }
+}
+
+/// `search` response, best first.
+public struct SearchResponse: Codable, Sendable, Equatable {
+    public var hits: [SearchHit]
+    public var nextCursor: String?
+    public init(hits: [SearchHit], nextCursor: String? = nil) {
+        self.hits = hits
+        self.nextCursor = nextCursor
+    }
+}
+
+// MARK: - Export
+
+/// What `export` writes.
+public enum ExportContent: String, WireEnum {
+    case flashcards
+    case studySessions
+}
+
+/// The file format of an export.
+public enum ExportFormat: String, WireEnum {
+    /// A JSON array of the records as the API returns them.
+    case json
+    /// RFC 4180 CSV (CRLF line ends) with a header row; tags joined by `;`.
+    case csv
+    /// Anki's plain-text import: tab-separated front, back, tags (space-separated, spaces inside
+    /// a tag become `_`), after the header lines `#separator:tab`, `#html:false`,
+    /// `#deck:<name>`, `#tags column:3`; a field with a tab, newline or `"` is quoted with `"`
+    /// (inner quotes doubled). Flashcards only.
+    case anki
+}
+
+/// `export`.
+public struct ExportRequest: Codable, Sendable, Equatable {
+    public var content: ExportContent
+    public var format: ExportFormat
+    /// Flashcards: only this set's / material's / subject's. Sessions: only this subject's.
+    public var setId: String?
+    public var materialId: String?
+    public var subjectId: String?
+    /// Anki deck name; default the set's name, else `StudyBus`.
+    public var deckName: String?
+    public init(content: ExportContent, format: ExportFormat, setId: String? = nil, materialId: String? = nil, subjectId: String? = nil, deckName: String? = nil) {
+        self.content = content
+        self.format = format
+        self.setId = setId
+        self.materialId = materialId
+        self.subjectId = subjectId
+        self.deckName = deckName
+    }
+}
+
+/// `export` response. Up to 64 KiB the file is in `content`; larger files are in the reply's
+/// attachment frame and `content` is absent.
+public struct ExportResult: Codable, Sendable, Equatable {
+    public var format: ExportFormat
+    /// `application/json`, `text/csv` or `text/plain`, with `; charset=utf-8`.
+    public var contentType: String
+    /// A suggested file name, e.g. `flashcards.csv`.
+    public var fileName: String
+    public var itemCount: Int
+    public var byteCount: Int
+    public var content: String?
+    public var inAttachment: Bool
+    public init(format: ExportFormat, contentType: String, fileName: String, itemCount: Int, byteCount: Int, content: String?, inAttachment: Bool) {
+        self.format = format
+        self.contentType = contentType
+        self.fileName = fileName
+        self.itemCount = itemCount
+        self.byteCount = byteCount
+        self.content = content
+        self.inAttachment = inAttachment
+    }
+}
+
+// MARK: - Sync
+
+/// The kinds of record that sync carries.
+public enum SyncKind: String, WireEnum {
+    case subject, material, flashcard, set, question, note, conversation, message, session, task
+}
+
+/// One change of one record, pushed by a device or pulled from the store.
+///
+/// On push, `record` is the kind's create payload (`SubjectCreate`, `FlashcardCreate`, …; its
+/// `id` may be omitted) for an upsert, and absent when `deleted`. `updatedAt` is the device's
+/// time of the change. On pull, `record` is the stored record (`Subject`, `Flashcard`, …) and a
+/// delete comes as a tombstone (`deleted: true`, no record).
+public struct SyncChange: Codable, Sendable, Equatable {
+    public var kind: SyncKind
+    public var id: String
+    public var updatedAt: Date
+    public var deleted: Bool
+    public var record: JSONValue?
+    /// The device that made the change (pull only; empty for changes made through the API).
+    public var deviceId: String?
+    public init(kind: SyncKind, id: String, updatedAt: Date, deleted: Bool = false, record: JSONValue? = nil, deviceId: String? = nil) {
+        self.kind = kind
+        self.id = id
+        self.updatedAt = updatedAt
+        self.deleted = deleted
+        self.record = record
+        self.deviceId = deviceId
+    }
+}
+
+/// `sync.push`: a device's changes, applied last-write-wins in one transaction. For each record
+/// the change with the later `updatedAt` wins; at equal times a delete beats an edit, and
+/// between two edits the greater `deviceId` wins (changes made through the API have device "").
+/// A losing change is reported `superseded` and changes nothing. A deleted record leaves a
+/// tombstone, so an older edit arriving later does not bring it back; a newer one does.
+/// Materials are pushed only as edits of existing materials (`MaterialUpdate` fields) and deletes.
+public struct SyncPushRequest: Codable, Sendable, Equatable {
+    /// 1…64 characters.
+    public var deviceId: String
+    /// At most 500.
+    public var changes: [SyncChange]
+    public init(deviceId: String, changes: [SyncChange]) {
+        self.deviceId = deviceId
+        self.changes = changes
+    }
+}
+
+/// What happened to one pushed change.
+public enum SyncOutcome: String, WireEnum {
+    case applied
+    /// The store had a newer (or tie-winning) version; pull to get it.
+    case superseded
+}
+
+/// The outcome of one pushed change, in push order.
+public struct SyncPushResult: Codable, Sendable, Equatable {
+    public var kind: SyncKind
+    public var id: String
+    public var outcome: SyncOutcome
+    public init(kind: SyncKind, id: String, outcome: SyncOutcome) {
+        self.kind = kind
+        self.id = id
+        self.outcome = outcome
+    }
+}
+
+/// `sync.push` response.
+public struct SyncPushResponse: Codable, Sendable, Equatable {
+    public var results: [SyncPushResult]
+    public init(results: [SyncPushResult]) { self.results = results }
+}
+
+/// `sync.pull`: every change since `cursor` (absent: from the beginning), each record once in
+/// its latest state, in the order of the changes.
+public struct SyncPullRequest: Codable, Sendable, Equatable {
+    public var cursor: String?
+    /// 1…500, default 200.
+    public var limit: Int?
+    public var kinds: [SyncKind]?
+    public init(cursor: String? = nil, limit: Int? = nil, kinds: [SyncKind]? = nil) {
+        self.cursor = cursor
+        self.limit = limit
+        self.kinds = kinds
+    }
+}
+
+/// `sync.pull` response.
+public struct SyncPullResponse: Codable, Sendable, Equatable {
+    public var changes: [SyncChange]
+    /// Where to continue: pass it on the next pull (also when `hasMore` is false, to get later changes).
+    public var cursor: String
+    public var hasMore: Bool
+    public init(changes: [SyncChange], cursor: String, hasMore: Bool) {
+        self.changes = changes
+        self.cursor = cursor
+        self.hasMore = hasMore
+    }
+}
