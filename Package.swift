@@ -7,12 +7,14 @@ let package = Package(
     products: [
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
+        .executable(name: "notifier", targets: ["notifier"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -82,6 +84,25 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // MARK: notifier
+        .target(
+            name: "NotifierCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/notifier/NotifierCore"
+        ),
+        .executableTarget(name: "notifier", dependencies: ["NotifierCore", "ServiceKit"], path: "Services/notifier/main"),
+        .executableTarget(
+            name: "NotifierBench",
+            dependencies: ["Bus", "Contracts", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/NotifierBench"
+        ),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -90,6 +111,17 @@ let package = Package(
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
+        .testTarget(
+            name: "NotifierTests",
+            dependencies: [
+                "NotifierCore", "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient", "BrokerCore", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/NotifierTests",
+            exclude: ["webhook_receiver.py", "apns_receiver.py"]
+        ),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
     ]
 )
