@@ -25,16 +25,27 @@ enum DeliveryStore {
         var preferences: [String: (QuietWindow?, Bool)] = [:]
         var channels: [String: [ChannelConfig]] = [:]
         var released = 0
+        var heldTimers: Set<String> = []
         for row in rows {
             let notification = NotificationRecord(row: row)
+            if let timerId = notification.timerId, heldTimers.contains(timerId) { continue }
             let user = notification.userId
             if preferences[user] == nil { preferences[user] = try quietSettings(db, user: user) }
             let (window, alarmsBypass) = preferences[user]!
             let bypass = notification.urgent || (notification.kind == .alarm && alarmsBypass)
             if !bypass, let end = window?.end(containing: Date(unixMilliseconds: now)) {
-                let shift = Int64(notification.repeatIndex ?? 0) * alarmInterval.wholeMilliseconds
-                try db.execute(sql: "UPDATE notification SET state = 'held', not_before = ?, updated_at = ? WHERE id = ?",
-                               arguments: [end.unixMilliseconds + shift, now, notification.id])
+                if let timerId = notification.timerId {
+                    heldTimers.insert(timerId)
+                    // An alarm's series moves as a whole: repeat i rings i intervals after the window ends.
+                    try db.execute(sql: """
+                        UPDATE notification SET state = 'held', not_before = ? + (repeat_index - ?) * ?, updated_at = ?
+                        WHERE timer_id = ? AND user_id = ? AND state IN ('scheduled', 'held') AND repeat_index >= ?
+                        """, arguments: [end.unixMilliseconds, notification.repeatIndex ?? 0, alarmInterval.wholeMilliseconds, now,
+                                         timerId, user, notification.repeatIndex ?? 0])
+                } else {
+                    try db.execute(sql: "UPDATE notification SET state = 'held', not_before = ?, updated_at = ? WHERE id = ?",
+                                   arguments: [end.unixMilliseconds, now, notification.id])
+                }
                 continue
             }
             try db.execute(sql: "UPDATE notification SET state = 'released', released_at = ?, updated_at = ? WHERE id = ?",
