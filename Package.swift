@@ -99,7 +99,7 @@ let package = Package(
         .executableTarget(name: "notifier", dependencies: ["NotifierCore", "ServiceKit"], path: "Services/notifier/main"),
         .executableTarget(
             name: "NotifierBench",
-            dependencies: ["Bus", "Contracts", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Bus", "Contracts", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/NotifierBench"
         ),
 
