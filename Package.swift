@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "broker", targets: ["broker"]),
         .executable(name: "busctl", targets: ["busctl"]),
+        .executable(name: "timer-ticker", targets: ["timer-ticker"]),
         .executable(name: "notifier", targets: ["notifier"]),
     ],
     dependencies: [
@@ -84,6 +85,27 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
+        // Benchmarks: the Swift processes of scripts/bench-bus.
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+
+        // MARK: timer-ticker
+        .target(
+            name: "TimerTickerCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/timer-ticker/TimerTickerCore"
+        ),
+        .executableTarget(name: "timer-ticker", dependencies: ["TimerTickerCore", "ServiceKit"], path: "Services/timer-ticker/main"),
+        .executableTarget(
+            name: "TimerTickerBench",
+            dependencies: ["TimerTickerCore", "Bus", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/TimerTickerBench"
+        ),
+
         // MARK: notifier
         .target(
             name: "NotifierCore",
@@ -109,8 +131,9 @@ let package = Package(
             dependencies: ["Bus", "BrokerCore", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
-        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport"], path: "Tests/BusTests"),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
+        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
+        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
+        .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(
             name: "NotifierTests",
             dependencies: [
@@ -122,7 +145,14 @@ let package = Package(
             path: "Tests/NotifierTests",
             exclude: ["webhook_receiver.py", "apns_receiver.py"]
         ),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
+        .testTarget(
+            name: "TimerTickerTests",
+            dependencies: ["TimerTickerCore", "Contracts", "Bus", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                           .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
+            path: "Tests/TimerTickerTests"
+        ),
     ]
 )
 

@@ -122,7 +122,7 @@ public final class Bus: Sendable {
         let localDeadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
         let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
         let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
-        var frames = [Data(), Data(MDP.client.utf8), Data(service.utf8), Data(method.utf8), header.encoded(), payload]
+        var frames = [Data(), MDP.Frames.client, Data(service.utf8), Data(method.utf8), header.encoded(), payload]
         if let attachment = options.attachment { frames.append(attachment) }
         let request = frames
 
@@ -131,7 +131,7 @@ public final class Bus: Sendable {
         let reply: RawReply
         do {
             reply = try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
+                try await withUnsafeThrowingContinuation { continuation in
                     guard call.install(continuation) else { return }
                     do throws(BusError) {
                         try io.submit { loop in loop.client.send(call, frames: request, deadline: localDeadline) }
@@ -179,7 +179,8 @@ public final class Bus: Sendable {
     }
 
     /// Subscribes to every topic starting with one of `prefixes` (ZeroMQ prefix matching; `""`
-    /// is everything). The subscription ends when its iteration ends.
+    /// is everything). The subscription ends when its iteration ends; the iteration ends when
+    /// the bus shuts down.
     public func subscribe(_ prefixes: [String]) throws(BusError) -> EventSubscription {
         let id = nextEndpointID()
         let (stream, continuation) = AsyncStream<RawEvent>.makeStream(
@@ -190,7 +191,8 @@ public final class Bus: Sendable {
         let prefixes = prefixes.isEmpty ? [""] : prefixes
         try io.submit { loop in
             do {
-                let endpoint = try SubscriberEndpoint(prefixes: prefixes, loop: loop) { continuation.yield($0) }
+                let endpoint = try SubscriberEndpoint(
+                    prefixes: prefixes, loop: loop, deliver: { continuation.yield($0) }, finish: { continuation.finish() })
                 loop.add(endpoint, id: id)
             } catch {
                 logger.error("cannot subscribe", metadata: ["prefixes": "\(prefixes)", "error": "\(error)"])

@@ -12,10 +12,11 @@ public struct RawReply: Sendable {
 
 /// One call waiting for its reply. Whichever comes first — the reply, the local deadline, the
 /// caller's cancellation, the bus shutting down — resolves it; the others find it resolved.
+/// Because the state machine guarantees a single resume, the continuation can be unchecked.
 final class PendingCall: Sendable {
     private enum State {
         case created
-        case waiting(CheckedContinuation<RawReply, any Error>)
+        case waiting(UnsafeContinuation<RawReply, any Error>)
         case resolved(Result<RawReply, BusError>)
         case delivered
     }
@@ -27,7 +28,7 @@ final class PendingCall: Sendable {
 
     /// Installs the caller's continuation. Returns `false` (after resuming it) if the call was
     /// resolved before the caller got here, e.g. cancelled.
-    func install(_ continuation: CheckedContinuation<RawReply, any Error>) -> Bool {
+    func install(_ continuation: UnsafeContinuation<RawReply, any Error>) -> Bool {
         let early = state.withLock { state -> Result<RawReply, BusError>? in
             if case .resolved(let result) = state {
                 state = .delivered
@@ -43,7 +44,7 @@ final class PendingCall: Sendable {
 
     /// Resolves the call once; later resolutions are ignored.
     func resolve(_ result: Result<RawReply, BusError>) {
-        let continuation = state.withLock { state -> CheckedContinuation<RawReply, any Error>? in
+        let continuation = state.withLock { state -> UnsafeContinuation<RawReply, any Error>? in
             switch state {
             case .created:
                 state = .resolved(result)

@@ -49,20 +49,26 @@ public struct RequestHeader: Sendable, Equatable {
     /// Parses and validates a request header; unknown keys are ignored.
     /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong.
     public static func decode(_ data: Data) throws(BusError) -> RequestHeader {
-        let members = try HeaderFields.object(data, what: "request header")
-        guard let id = members["id"]?.stringValue else {
-            throw .invalidArgument("request header field 'id' is missing or not a string")
+        let what = "request header"
+        var header = RequestHeader(id: "")
+        var sawID = false
+        try HeaderFields.scan(data, keys: ["id", "deadline", "user", "meta", "idem"], what: what) { key, value throws(BusError) in
+            switch key {
+            case 0:
+                guard let id = value.stringValue else { throw .invalidArgument("request header field 'id' is missing or not a string") }
+                header.id = id
+                sawID = true
+            case 1: header.deadline = try HeaderFields.int(value, "deadline", in: what)
+            case 2: header.user = try HeaderFields.string(value, "user", in: what)
+            case 3: header.meta = try HeaderFields.meta(value, in: what)
+            default: header.idem = try HeaderFields.string(value, "idem", in: what)
+            }
         }
-        guard (1...maximumIDLength).contains(id.count) else {
+        guard sawID else { throw .invalidArgument("request header field 'id' is missing or not a string") }
+        guard (1...maximumIDLength).contains(header.id.count) else {
             throw .invalidArgument("request header field 'id' must be 1 to \(maximumIDLength) characters")
         }
-        return RequestHeader(
-            id: id,
-            deadline: try HeaderFields.optionalInt(members, "deadline", in: "request header"),
-            user: try HeaderFields.optionalString(members, "user", in: "request header"),
-            meta: try HeaderFields.meta(members, in: "request header"),
-            idem: try HeaderFields.optionalString(members, "idem", in: "request header")
-        )
+        return header
     }
 }
 
@@ -109,19 +115,18 @@ public struct ReplyHeader: Sendable, Equatable {
 
     /// Parses a reply header; unknown keys are ignored and unknown codes read as `UNKNOWN`.
     public static func decode(_ data: Data) throws(BusError) -> ReplyHeader {
-        let members = try HeaderFields.object(data, what: "reply header")
-        guard let id = members["id"]?.stringValue else {
-            throw .invalidArgument("reply header field 'id' is missing or not a string")
+        var id: String?, code: Int64?, message: String?, details: JSONValue?
+        try HeaderFields.scan(data, keys: ["id", "code", "message", "details"], what: "reply header") { key, value throws(BusError) in
+            switch key {
+            case 0: id = value.stringValue
+            case 1: code = value.intValue
+            case 2: message = value.stringValue
+            default: details = value
+            }
         }
-        guard let code = members["code"]?.intValue else {
-            throw .invalidArgument("reply header field 'code' is missing or not an integer")
-        }
-        return ReplyHeader(
-            id: id,
-            code: StatusCode(wireValue: Int(code)),
-            message: members["message"]?.stringValue,
-            details: members["details"]
-        )
+        guard let id else { throw .invalidArgument("reply header field 'id' is missing or not a string") }
+        guard let code else { throw .invalidArgument("reply header field 'code' is missing or not an integer") }
+        return ReplyHeader(id: id, code: StatusCode(wireValue: Int(code)), message: message, details: details)
     }
 
     /// The failure this header reports, or `nil` when `code` is `.ok`.
@@ -182,58 +187,68 @@ public struct EventHeader: Sendable, Equatable {
 
     /// Parses an event header; unknown keys are ignored.
     public static func decode(_ data: Data) throws(BusError) -> EventHeader {
-        let members = try HeaderFields.object(data, what: "event header")
-        func required(_ key: String) throws(BusError) -> String {
-            guard let value = members[key]?.stringValue else {
-                throw .invalidArgument("event header field '\(key)' is missing or not a string")
+        let what = "event header"
+        var strings: [String?] = [nil, nil, nil]
+        var seq: Int64?, ts: Int64?, user: String?, meta: [String: String] = [:]
+        try HeaderFields.scan(data, keys: ["id", "source", "instance", "seq", "ts", "user", "meta"], what: what) { key, value throws(BusError) in
+            switch key {
+            case 0, 1, 2: strings[key] = value.stringValue
+            case 3: seq = value.intValue
+            case 4: ts = value.intValue
+            case 5: user = try HeaderFields.string(value, "user", in: what)
+            default: meta = try HeaderFields.meta(value, in: what)
             }
-            return value
         }
-        guard let seq = members["seq"]?.intValue else {
-            throw .invalidArgument("event header field 'seq' is missing or not an integer")
+        for (index, name) in ["id", "source", "instance"].enumerated() where strings[index] == nil {
+            throw .invalidArgument("event header field '\(name)' is missing or not a string")
         }
-        guard let ts = members["ts"]?.intValue else {
-            throw .invalidArgument("event header field 'ts' is missing or not an integer")
-        }
-        return EventHeader(
-            id: try required("id"),
-            source: try required("source"),
-            instance: try required("instance"),
-            seq: seq,
-            ts: ts,
-            user: try HeaderFields.optionalString(members, "user", in: "event header"),
-            meta: try HeaderFields.meta(members, in: "event header")
-        )
+        guard let seq else { throw .invalidArgument("event header field 'seq' is missing or not an integer") }
+        guard let ts else { throw .invalidArgument("event header field 'ts' is missing or not an integer") }
+        return EventHeader(id: strings[0]!, source: strings[1]!, instance: strings[2]!, seq: seq, ts: ts, user: user, meta: meta)
     }
 }
 
-/// Field readers shared by the header parsers.
+/// Reads the flat JSON objects of headers without building a tree: only the members a header
+/// knows are parsed, the rest skipped (unknown keys are ignored, as the protocol requires).
 enum HeaderFields {
-    static func object(_ data: Data, what: String) throws(BusError) -> [String: JSONValue] {
-        let value: JSONValue
-        do {
-            value = try JSONValue.parse(data)
-        } catch {
-            throw .invalidArgument("\(what) is not valid JSON: \(error)")
+    /// Calls `field` with each known key (by its index in `keys`) and the parsed value.
+    static func scan(_ data: Data, keys: [StaticString], what: String, _ field: (Int, JSONValue) throws(BusError) -> Void) throws(BusError) {
+        let outcome: Result<Void, BusError> = data.withUnsafeBytes { bytes in
+            var parser = JSONParser(bytes: bytes)
+            var fieldError: BusError?
+            do throws(JSONParseError) {
+                try parser.scanObject { key, parser throws(JSONParseError) in
+                    guard let index = keys.firstIndex(where: { known in
+                        known.utf8CodeUnitCount == key.count && memcmp(known.utf8Start, key.baseAddress!, key.count) == 0
+                    }) else { return false }
+                    let value = try parser.parseValue()
+                    if fieldError == nil {
+                        do throws(BusError) { try field(index, value) } catch { fieldError = error }
+                    }
+                    return true
+                }
+            } catch {
+                return .failure(error.reason == "expected a JSON object" ? .invalidArgument("\(what) must be a JSON object") : .invalidArgument("\(what) is not valid JSON: \(error)"))
+            }
+            return fieldError.map { .failure($0) } ?? .success(())
         }
-        guard let members = value.objectValue else { throw .invalidArgument("\(what) must be a JSON object") }
-        return members
+        try outcome.get()
     }
 
-    static func optionalString(_ members: [String: JSONValue], _ key: String, in what: String) throws(BusError) -> String? {
-        guard let value = members[key], value != .null else { return nil }
+    static func string(_ value: JSONValue, _ key: String, in what: String) throws(BusError) -> String? {
+        if value == .null { return nil }
         guard let string = value.stringValue else { throw .invalidArgument("\(what) field '\(key)' must be a string") }
         return string
     }
 
-    static func optionalInt(_ members: [String: JSONValue], _ key: String, in what: String) throws(BusError) -> Int64? {
-        guard let value = members[key], value != .null else { return nil }
+    static func int(_ value: JSONValue, _ key: String, in what: String) throws(BusError) -> Int64? {
+        if value == .null { return nil }
         guard let number = value.intValue else { throw .invalidArgument("\(what) field '\(key)' must be an integer") }
         return number
     }
 
-    static func meta(_ members: [String: JSONValue], in what: String) throws(BusError) -> [String: String] {
-        guard let value = members["meta"], value != .null else { return [:] }
+    static func meta(_ value: JSONValue, in what: String) throws(BusError) -> [String: String] {
+        if value == .null { return [:] }
         guard let object = value.objectValue else {
             throw .invalidArgument("\(what) field 'meta' must be an object of strings")
         }

@@ -127,6 +127,8 @@ final class IOLoop {
     let clock = ContinuousClock()
     private unowned let thread: IOThread
     private var endpoints: [Int: any LoopEndpoint] = [:]
+    /// The endpoints in a stable array, rebuilt when one is added or removed.
+    private var endpointList: [any LoopEndpoint] = []
     private var pollSetChanged = true
     private var lazyClient: ClientEndpoint?
     private var lazyPublisher: PublisherEndpoint?
@@ -161,6 +163,7 @@ final class IOLoop {
 
     func add(_ endpoint: any LoopEndpoint, id: Int) {
         endpoints[id] = endpoint
+        endpointList = Array(endpoints.values)
         pollSetChanged = true
     }
 
@@ -170,6 +173,7 @@ final class IOLoop {
 
     func remove(_ id: Int) {
         guard let endpoint = endpoints.removeValue(forKey: id) else { return }
+        endpointList = Array(endpoints.values)
         endpoint.close(loop: self)
         pollSetChanged = true
     }
@@ -188,14 +192,14 @@ final class IOLoop {
             if pollSetChanged {
                 poller.removeAll()
                 poller.add(fileDescriptor: thread.wakeup.fileDescriptor)
-                polled = endpoints.values.filter { $0.socket != nil }
+                polled = endpointList.filter { $0.socket != nil }
                 for endpoint in polled { poller.add(endpoint.socket!) }
                 pollSetChanged = false
             }
 
             var timeoutMs = -1
             let now = clock.now
-            for endpoint in endpoints.values {
+            for endpoint in endpointList {
                 guard let deadline = endpoint.nextDeadline else { continue }
                 let wait = deadline <= now ? 0 : Int((deadline - now).wholeMilliseconds)
                 timeoutMs = timeoutMs < 0 ? wait : min(timeoutMs, wait)
@@ -215,7 +219,7 @@ final class IOLoop {
                 }
             }
             let afterPoll = clock.now
-            for endpoint in Array(endpoints.values) {
+            for endpoint in endpointList {
                 if let deadline = endpoint.nextDeadline, deadline <= afterPoll {
                     endpoint.timerFired(now: afterPoll, loop: self)
                 }

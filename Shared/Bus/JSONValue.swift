@@ -207,7 +207,7 @@ extension JSONValue {
     }
 }
 
-private struct JSONParser {
+struct JSONParser {
     let bytes: UnsafeRawBufferPointer
     var offset = 0
     var depth = 0
@@ -428,4 +428,67 @@ private struct JSONParser {
     }
 
     func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    /// Checks one value and moves past it without building it.
+    mutating func skipValue() throws(JSONParseError) {
+        skipWhitespace()
+        guard offset < bytes.count else { throw fail("unexpected end of input") }
+        switch bytes[offset] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            _ = try parseValue()
+        case UInt8(ascii: "\""):
+            try skipString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        default: _ = try parseNumber()
+        }
+    }
+
+    /// Moves past a string, validating escapes but not building it.
+    mutating func skipString() throws(JSONParseError) {
+        offset += 1
+        while offset < bytes.count {
+            let byte = bytes[offset]
+            if byte == UInt8(ascii: "\"") {
+                offset += 1
+                return
+            }
+            if byte < 0x20 { throw fail("control character in string") }
+            offset += byte == UInt8(ascii: "\\") ? 2 : 1
+        }
+        throw fail("unterminated string")
+    }
+
+    /// Reads the members of a top-level object, handing each key's bytes to `member`, which
+    /// either parses the value (returning true) or leaves it to be skipped (returning false).
+    mutating func scanObject(_ member: (UnsafeRawBufferPointer, inout JSONParser) throws(JSONParseError) -> Bool) throws(JSONParseError) {
+        skipWhitespace()
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else { throw fail("expected a JSON object") }
+        offset += 1
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
+            offset += 1
+        } else {
+            while true {
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                let keyStart = offset + 1
+                try skipString()
+                let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(offset - 1)])
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                offset += 1
+                skipWhitespace()
+                if try !member(key, &self) { try skipValue() }
+                skipWhitespace()
+                guard offset < bytes.count else { throw fail("unterminated object") }
+                if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
+                if bytes[offset] == UInt8(ascii: "}") { offset += 1; break }
+                throw fail("expected ',' or '}'")
+            }
+        }
+        skipWhitespace()
+        guard offset == bytes.count else { throw fail("unexpected data after the value") }
+    }
 }

@@ -16,7 +16,27 @@ public enum MDP {
         case disconnect = 0x05
 
         /// The command as its one-byte frame.
-        public var frame: Data { Data([rawValue]) }
+        public var frame: Data {
+            switch self {
+            case .ready: Frames.ready
+            case .request: Frames.request
+            case .reply: Frames.reply
+            case .heartbeat: Frames.heartbeat
+            case .disconnect: Frames.disconnect
+            }
+        }
+    }
+
+    /// Constant frames, built once.
+    public enum Frames {
+        public static let empty = Data()
+        public static let client = Data("MDPC01".utf8)
+        public static let worker = Data("MDPW01".utf8)
+        static let ready = Data([Command.ready.rawValue])
+        static let request = Data([Command.request.rawValue])
+        static let reply = Data([Command.reply.rawValue])
+        static let heartbeat = Data([Command.heartbeat.rawValue])
+        static let disconnect = Data([Command.disconnect.rawValue])
     }
 
     /// Heartbeat interval of the Majordomo reference, in milliseconds.

@@ -15,15 +15,15 @@ final class PublisherEndpoint: LoopEndpoint {
     private var seq: Int64 = 0
     private var brokerSubscribed = false
     private var held: [[Data]] = []
+    private var heldDropped = 0
+    private let holdLimit: Int
     private let logger: Logger
-
-    /// Events held while waiting for the broker's subscription; beyond this the oldest are dropped.
-    static let holdLimit = 10_000
 
     init(loop: IOLoop) {
         source = loop.configuration.source
         instance = loop.configuration.instance
         idPrefix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+        holdLimit = Int(loop.configuration.highWaterMark)
         logger = loop.logger
         do {
             socket = try loop.makeSocket(.xpub, connectTo: loop.configuration.pubEndpoint)
@@ -46,8 +46,9 @@ final class PublisherEndpoint: LoopEndpoint {
 
     private func send(_ frames: [Data]) {
         guard brokerSubscribed else {
-            if held.count >= Self.holdLimit { held.removeFirst() }
-            held.append(frames)
+            // Beyond the high-water mark, newer events are dropped, as a PUB socket would; the
+            // subscribers see the gap in seq.
+            if held.count < holdLimit { held.append(frames) } else { heldDropped += 1 }
             return
         }
         do {
@@ -66,6 +67,9 @@ final class PublisherEndpoint: LoopEndpoint {
                 let waiting = held
                 held.removeAll()
                 for frames in waiting { send(frames) }
+                if heldDropped > 0 {
+                    logger.warning("dropped events published before the broker connected", metadata: ["dropped": "\(heldDropped)"])
+                }
             }
         }
     }
@@ -90,10 +94,15 @@ struct RawEvent: Sendable {
 final class SubscriberEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
     private let deliver: @Sendable (RawEvent) -> Void
+    private let finish: @Sendable () -> Void
     private let logger: Logger
 
-    init(prefixes: [String], loop: IOLoop, deliver: @escaping @Sendable (RawEvent) -> Void) throws(ZMQError) {
+    /// - Parameters:
+    ///   - deliver: called with each event, on the I/O thread.
+    ///   - finish: called once when the subscription closes (removed, or the bus shut down).
+    init(prefixes: [String], loop: IOLoop, deliver: @escaping @Sendable (RawEvent) -> Void, finish: @escaping @Sendable () -> Void) throws(ZMQError) {
         self.deliver = deliver
+        self.finish = finish
         logger = loop.logger
         let socket = try loop.makeSocket(.sub, connectTo: loop.configuration.subEndpoint)
         do {
@@ -130,5 +139,6 @@ final class SubscriberEndpoint: LoopEndpoint {
     func close(loop: IOLoop) {
         socket?.close()
         socket = nil
+        finish()
     }
 }

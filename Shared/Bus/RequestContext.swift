@@ -18,10 +18,19 @@ public struct RequestContext: Sendable {
     public let deadline: Date?
     /// The request's attachment frame.
     public let attachment: Data?
-    /// A logger carrying the request id and method.
-    public let logger: Logger
+    /// The service's logger; ``logger`` adds the request's id and method to it.
+    let baseLogger: Logger
     /// The bus, for downstream calls and events.
     public let bus: Bus
+
+    /// A logger carrying the request id and method. Made on use: setting metadata is not free,
+    /// and most requests log nothing.
+    public var logger: Logger {
+        var logger = baseLogger
+        logger[metadataKey: "request"] = "\(requestID)"
+        logger[metadataKey: "method"] = "\(method)"
+        return logger
+    }
 
     /// The calling user.
     /// - Throws: `INVALID_ARGUMENT` when the request header has no `user`.

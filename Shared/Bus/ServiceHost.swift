@@ -148,18 +148,15 @@ public final class ServiceHost: Service, Sendable {
             let error = BusError.unimplemented("service \(service) has no method '\(request.method)'; _describe lists its methods")
             return (ReplyHeader(id: header.id, error: error), Data(), nil)
         }
-        var requestLogger = logger
-        requestLogger[metadataKey: "request"] = "\(header.id)"
-        requestLogger[metadataKey: "method"] = "\(request.method)"
         let context = RequestContext(
             requestID: header.id, method: request.method, user: header.user, meta: header.meta,
             idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
-            attachment: request.attachment, logger: requestLogger, bus: bus)
+            attachment: request.attachment, baseLogger: logger, bus: bus)
         do {
             let (payload, attachment) = try await route.invoke(request.payload, context)
             return (ReplyHeader(id: header.id), payload, attachment)
         } catch {
-            return (ReplyHeader(id: header.id, error: replyError(for: error, logger: requestLogger)), Data(), nil)
+            return (ReplyHeader(id: header.id, error: replyError(for: error, logger: context.logger)), Data(), nil)
         }
     }
 

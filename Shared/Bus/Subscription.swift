@@ -10,6 +10,13 @@ public struct SeqGap: Sendable, Equatable, CustomStringConvertible {
     /// How many events were missed.
     public var missed: Int64 { received - expected }
 
+    public init(source: String, instance: String, expected: Int64, received: Int64) {
+        self.source = source
+        self.instance = instance
+        self.expected = expected
+        self.received = received
+    }
+
     public var description: String {
         "missed \(missed) event(s) from \(source) \(instance): expected seq \(expected), got \(received)"
     }

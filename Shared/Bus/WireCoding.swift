@@ -29,15 +29,20 @@ public enum WireCoding {
         return decoder
     }
 
+    // Shared: both are thread-safe once configured, and every payload uses the same options.
+    private static let sharedEncoder = encoder()
+    private static let sharedDecoder = decoder()
+    private static let emptyObject = Data("{}".utf8)
+
     /// Encodes `value` as payload JSON.
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
-        try encoder().encode(value)
+        try sharedEncoder.encode(value)
     }
 
     /// Decodes payload JSON; an empty payload reads as `{}`, so types whose fields are all
     /// optional accept it.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try decoder().decode(type, from: data.isEmpty ? Data("{}".utf8) : data)
+        try sharedDecoder.decode(type, from: data.isEmpty ? emptyObject : data)
     }
 }
 

@@ -53,7 +53,7 @@ final class WorkerEndpoint: LoopEndpoint {
         reconnectAt = nil
         do {
             let socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
-            try socket.send([Data(), Data(MDP.worker.utf8), MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
+            try socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
             self.socket = socket
             generation += 1
             heardSinceConnect = false
@@ -83,7 +83,7 @@ final class WorkerEndpoint: LoopEndpoint {
 
     /// The REPLY command for `client`.
     static func replyFrames(client: Data, header: ReplyHeader, payload: Data, attachment: Data?) -> [Data] {
-        var frames = [Data(), Data(MDP.worker.utf8), MDP.Command.reply.frame, client, Data(), header.encoded(), payload]
+        var frames = [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.reply.frame, client, Data(), header.encoded(), payload]
         if let attachment { frames.append(attachment) }
         return frames
     }
@@ -109,7 +109,7 @@ final class WorkerEndpoint: LoopEndpoint {
                 return
             }
             guard let frames = received else { return }
-            guard frames.count >= 3, frames[0].isEmpty, frames[1] == Data(MDP.worker.utf8),
+            guard frames.count >= 3, frames[0].isEmpty, frames[1] == MDP.Frames.worker,
                   frames[2].count == 1, let command = MDP.Command(rawValue: frames[2][frames[2].startIndex])
             else {
                 logger.warning("dropping a malformed message from the broker", metadata: ["service": "\(service)"])
@@ -174,14 +174,14 @@ final class WorkerEndpoint: LoopEndpoint {
             return
         }
         if now >= heartbeatAt, let socket {
-            _ = try? socket.send([Data(), Data(MDP.worker.utf8), MDP.Command.heartbeat.frame], dontWait: true)
+            _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.heartbeat.frame], dontWait: true)
             heartbeatAt = now + configurationHeartbeat
         }
     }
 
     func close(loop: IOLoop) {
         if let socket {
-            _ = try? socket.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame], dontWait: true)
+            _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.disconnect.frame], dontWait: true)
             loop.closeFlushing(socket)
         }
         socket = nil

@@ -17,7 +17,7 @@ import Bus
 /// Every service contract, for tools that work without the services running (busctl).
 public enum Catalog {
     /// The contracts of all StudyBus services.
-    public static let contracts: [any ServiceContract] = [Notifier]
+    public static let contracts: [any ServiceContract] = [TimerTicker, Notifier]
 
     /// The contract of `service`, if it is one of ours.
     public static func contract(named service: String) -> (any ServiceContract)? {

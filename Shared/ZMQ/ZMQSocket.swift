@@ -44,6 +44,9 @@ public final class ZMQSocket {
     /// The socket type it was created with.
     public let type: ZMQSocketType
     private var closed = false
+    /// One message part reused for every receive into `Data`, so receiving allocates only the
+    /// `Data` itself.
+    private let scratch = ZMQFrame()
 
     /// Creates a socket of `type` in `context`.
     public init(context: ZMQContext, type: ZMQSocketType) throws(ZMQError) {
@@ -185,7 +188,13 @@ public final class ZMQSocket {
 
     /// Receives one whole multipart message as copies of its bytes.
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
-        try receiveFrames(dontWait: dontWait)?.map(\.data)
+        var parts: [Data] = []
+        let flags = dontWait ? ZMQ_DONTWAIT : 0
+        while true {
+            if try !receive(into: scratch, flags: parts.isEmpty ? flags : 0) { return nil }
+            parts.append(scratch.data)
+            if zmq_msg_more(scratch.message) == 0 { return parts }
+        }
     }
 
     /// Receives one part into `frame`. Returns `false` on EAGAIN when non-blocking.

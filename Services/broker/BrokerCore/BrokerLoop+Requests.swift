@@ -113,8 +113,8 @@ extension BrokerLoop {
                 continue
             }
             var parts: [Part] = [
-                .bytes(Data()), .bytes(Data(MDP.worker.utf8)), .bytes(MDP.Command.request.frame), .bytes(request.client),
-                .bytes(Data()), .frame(request.method), .frame(request.header), .frame(request.payload ?? ZMQFrame(Data())),
+                .bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.request.frame), .bytes(request.client),
+                .bytes(MDP.Frames.empty), .frame(request.method), .frame(request.header), .frame(request.payload ?? ZMQFrame(Data())),
             ]
             if let attachment = request.attachment { parts.append(.frame(attachment)) }
             guard send(to: worker.identity, parts) else {
@@ -133,7 +133,7 @@ extension BrokerLoop {
     /// Answers a client on the broker's own behalf, with an empty payload.
     func replyError(_ client: Data, service: String, id: String, _ error: BusError, trace: TraceContext?) {
         let header = ReplyHeader(id: id, error: error).encoded()
-        send(to: client, [.bytes(Data()), .bytes(Data(MDP.client.utf8)), .bytes(Data(service.utf8)), .bytes(header), .bytes(Data())])
+        send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.utf8)), .bytes(header), .bytes(MDP.Frames.empty)])
         if tracer.isEnabled, let trace {
             publishTrace(RPCTrace(
                 service: service, method: trace.method, id: id, code: error.code.rawValue,
@@ -221,7 +221,7 @@ extension BrokerLoop {
         }
         let service = worker.service
         let replyBytes = frames[6...].reduce(0) { $0 + $1.count }
-        var parts: [Part] = [.bytes(Data()), .bytes(Data(MDP.client.utf8)), .bytes(Data(service.name.utf8)), .frame(frames[6]), .frame(frames[7])]
+        var parts: [Part] = [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.name.utf8)), .frame(frames[6]), .frame(frames[7])]
         if frames.count == 9 { parts.append(.frame(frames[8])) }
         send(to: client, parts)
         if tracer.isEnabled {
@@ -235,7 +235,7 @@ extension BrokerLoop {
 
     func disconnect(_ identity: Data, reason: String) {
         logger.warning("disconnecting worker", metadata: ["worker": "\(hex(identity))", "reason": "\(reason)"])
-        send(to: identity, [.bytes(Data()), .bytes(Data(MDP.worker.utf8)), .bytes(MDP.Command.disconnect.frame)])
+        send(to: identity, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.disconnect.frame)])
     }
 
     /// Forgets a worker; the requests it held are answered UNAVAILABLE ("worker lost"), and if it
@@ -290,7 +290,7 @@ extension BrokerLoop {
             }
             body = (try? WireCoding.encode(statuses)) ?? Data("[]".utf8)
         }
-        var parts: [Part] = [.bytes(Data()), .bytes(Data(MDP.client.utf8)), .bytes(Data(service.utf8))]
+        var parts: [Part] = [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.utf8))]
         if let replyHeader { parts.append(.bytes(replyHeader)) }
         parts.append(.bytes(body))
         send(to: client, parts)
@@ -317,6 +317,6 @@ extension BrokerLoop {
             return
         }
         let replyHeader = ReplyHeader(id: header.id).encoded()
-        send(to: client, [.bytes(Data()), .bytes(Data(MDP.client.utf8)), .bytes(Data(BrokerProtocol.serviceName.utf8)), .bytes(replyHeader), .bytes(payload)])
+        send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(BrokerProtocol.serviceName.utf8)), .bytes(replyHeader), .bytes(payload)])
     }
 }

@@ -123,7 +123,7 @@ final class BrokerLoop {
 
     private func shutdown() {
         for worker in Array(workers.values) {
-            send(to: worker.identity, [.bytes(Data()), .bytes(Data(MDP.worker.utf8)), .bytes(MDP.Command.disconnect.frame)])
+            send(to: worker.identity, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.disconnect.frame)])
         }
         for service in services.values {
             for request in service.queue.removeAll(where: { _ in true }) {
@@ -213,7 +213,7 @@ final class BrokerLoop {
                 removeWorker(worker, reason: "no heartbeat for \(configuration.heartbeatLiveness) intervals")
                 continue
             }
-            let delivered = send(to: worker.identity, [.bytes(Data()), .bytes(Data(MDP.worker.utf8)), .bytes(MDP.Command.heartbeat.frame)])
+            let delivered = send(to: worker.identity, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.heartbeat.frame)])
             if !delivered && workers[worker.identity] != nil {
                 removeWorker(worker, reason: "its connection closed")
             }

@@ -1,0 +1,145 @@
+import Bus
+import Foundation
+import Logging
+
+// bus-bench: the Swift side of scripts/bench-bus. Each mode is one process of the measured
+// topology (client, worker, publisher, subscriber); results are `name value unit` lines.
+
+struct BenchBody: Codable, Sendable {
+    var n: Int
+    var text: String
+}
+
+let echo = Method<BenchBody, BenchBody>("bench", "echo", "Returns the request.")
+
+struct Options {
+    var values: [String: String] = [:]
+    init(_ arguments: ArraySlice<String>) {
+        var iterator = arguments.makeIterator()
+        while let key = iterator.next() {
+            guard key.hasPrefix("--") else { continue }
+            values[String(key.dropFirst(2))] = iterator.next() ?? ""
+        }
+    }
+    func string(_ key: String, _ fallback: String) -> String { values[key] ?? fallback }
+    func int(_ key: String, _ fallback: Int) -> Int { values[key].flatMap(Int.init) ?? fallback }
+}
+
+func configuration(_ options: Options, source: String) -> BusConfiguration {
+    var configuration = BusConfiguration(source: source)
+    configuration.rpcEndpoint = options.string("rpc", "tcp://127.0.0.1:5555")
+    configuration.pubEndpoint = options.string("pub", "tcp://127.0.0.1:5556")
+    configuration.subEndpoint = options.string("sub", "tcp://127.0.0.1:5557")
+    configuration.highWaterMark = Int32(options.int("hwm", 1_000_000))
+    configuration.subscriptionBufferLimit = options.int("hwm", 1_000_000)
+    return configuration
+}
+
+func report(_ name: String, _ value: Double, _ unit: String) {
+    print("\(name) \(String(format: "%.1f", value)) \(unit)")
+}
+
+func body(size: Int, n: Int) -> BenchBody {
+    let overhead = #"{"n":\#(n),"text":""}"#.utf8.count
+    return BenchBody(n: n, text: String(repeating: "x", count: max(0, size - overhead)))
+}
+
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 2 else {
+    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1]")
+    exit(64)
+}
+let options = Options(arguments.dropFirst(2))
+let logger = Logger(label: "bus-bench")
+
+switch arguments[1] {
+case "worker":
+    let bus = try Bus(configuration: configuration(options, source: "bench"), logger: logger)
+    let host = ServiceHost(bus: bus, service: "bench", credit: options.int("credit", 128), logger: logger)
+    host.handle(echo) { request, _ in request }
+    try await host.run()
+
+case "lockstep":
+    let bus = try Bus(configuration: configuration(options, source: "bench-client"), logger: logger)
+    let calls = options.int("calls", 20_000), size = options.int("size", 200)
+    let request = body(size: size, n: 1)
+    for _ in 0..<500 { _ = try await bus.call(echo, request) }  // warm up
+    var latencies: [Double] = []
+    latencies.reserveCapacity(calls)
+    let clock = ContinuousClock()
+    for _ in 0..<calls {
+        let started = clock.now
+        _ = try await bus.call(echo, request)
+        latencies.append(Double((clock.now - started).wholeMicroseconds))
+    }
+    latencies.sort()
+    report("rpc_lockstep_p50_us", percentile(latencies, 0.50), "us")
+    report("rpc_lockstep_p99_us", percentile(latencies, 0.99), "us")
+    await bus.shutdown()
+
+case "pipelined":
+    let bus = try Bus(configuration: configuration(options, source: "bench-client"), logger: logger)
+    let calls = options.int("calls", 200_000), inflight = options.int("inflight", 100)
+    let request = body(size: options.int("size", 200), n: 1)
+    for _ in 0..<500 { _ = try await bus.call(echo, request) }
+    let started = ContinuousClock.now
+    try await withThrowingTaskGroup(of: Void.self) { group in
+        for worker in 0..<inflight {
+            group.addTask {
+                for _ in stride(from: worker, to: calls, by: inflight) { _ = try await bus.call(echo, request) }
+            }
+        }
+        try await group.waitForAll()
+    }
+    let seconds = Double((ContinuousClock.now - started).wholeMicroseconds) / 1e6
+    report("rpc_pipelined_rps", Double(calls) / seconds, "req/s")
+    await bus.shutdown()
+
+case "publish":
+    let bus = try Bus(configuration: configuration(options, source: "bench-pub"), logger: logger)
+    let count = options.int("count", 500_000), size = options.int("size", 100)
+    let topic = Topic<BenchBody>("bench.event", "A benchmark event.")
+    let payload = body(size: size, n: 0)
+    let encoded = try WireCoding.encode(payload)
+    for _ in 0..<count { try bus.publish(topic: topic.name, payload: encoded) }
+    try await Task.sleep(for: .seconds(1))
+    await bus.shutdown()
+
+case "subscribe":
+    let bus = try Bus(configuration: configuration(options, source: "bench-sub"), logger: logger)
+    let count = options.int("count", 500_000), decode = options.int("decode", 0) == 1
+    let name = options.string("name", "pubsub")
+    let topic = Topic<BenchBody>("bench.event", "A benchmark event.")
+    let subscription = try bus.subscribe(["bench."])
+    print("READY")
+    fflush(nil)
+    var received = 0, missed: Int64 = 0, decodeFailures = 0
+    var first: ContinuousClock.Instant?
+    var last = ContinuousClock.now
+    let idle = Task {
+        try await Task.sleep(for: .seconds(options.int("idle", 30)))
+        await bus.shutdown()
+    }
+    for await event in subscription {
+        if first == nil { first = ContinuousClock.now }
+        received += 1
+        if let gap = event.gap { missed += gap.missed }
+        if decode && (try? event.decode(topic)) == nil { decodeFailures += 1 }
+        last = ContinuousClock.now
+        if received + Int(missed) >= count { break }
+    }
+    idle.cancel()
+    let seconds = Double(((last - (first ?? last))).wholeMicroseconds) / 1e6
+    report("\(name)_msgs_per_s", seconds > 0 ? Double(received - 1) / seconds : 0, "msgs/s")
+    report("\(name)_dropped", Double(count - received), "msgs")
+    if decodeFailures > 0 { report("\(name)_decode_failures", Double(decodeFailures), "msgs") }
+    await bus.shutdown()
+
+default:
+    print("unknown mode \(arguments[1])")
+    exit(64)
+}

@@ -1,0 +1,170 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import ServiceKit
+import Storage
+
+/// The `timers.*` methods. Each change is one write transaction: it reads the timer, records the
+/// end of its run first if that end has passed (so a request never acts on a run that is over),
+/// applies the status machine, writes the row and its event, and updates the engine after commit.
+struct TimerHandlers: Sendable {
+    let database: ServiceDatabase
+    let outbox: Outbox
+    let sync: EngineSync
+    let recorder: CompletionRecorder
+    let wallClock: any WallClock
+    let maximumActiveTimers: Int
+
+    func register(on host: ServiceHost) {
+        host.handle(TimerTicker.createTimer) { request, context in
+            let user = try context.requireUser()
+            return try await change(context) { db, nowMs in try create(db, request, user: user, nowMs: nowMs) }
+        }
+        host.handle(TimerTicker.pauseTimer) { request, context in try await transition(.pause, request, context) }
+        host.handle(TimerTicker.resumeTimer) { request, context in try await transition(.resume, request, context) }
+        host.handle(TimerTicker.stopTimer) { request, context in try await transition(.stop, request, context) }
+        host.handle(TimerTicker.restartTimer) { request, context in try await transition(.restart, request, context) }
+        host.handle(TimerTicker.duplicateTimer) { request, context in try await transition(.duplicate, request, context) }
+        host.handle(TimerTicker.deleteTimer) { request, context in
+            _ = try await transition(.delete, request, context)
+            return Empty()
+        }
+        host.handle(TimerTicker.getTimer) { request, context in
+            let user = try context.requireUser()
+            let nowMs = wallClock.now().unixMilliseconds
+            guard let row = try await database.pool.read({ db in try TimerRow.fetch(db, id: request.id, user: user) }) else {
+                throw Self.notFound(request.id)
+            }
+            return row.record(nowMs: nowMs)
+        }
+        host.handle(TimerTicker.listTimers) { request, context in
+            let user = try context.requireUser()
+            let limit = request.limit ?? 1000
+            guard (1...1000).contains(limit) else { throw BusError.invalidArgument("field 'limit' must be 1 to 1000, got \(limit)") }
+            let statuses = request.statuses ?? TimerStatus.allCases
+            let nowMs = wallClock.now().unixMilliseconds
+            let rows = try await database.pool.read { db in
+                try TimerRow.fetchAll(db, sql: """
+                    SELECT * FROM timer WHERE user_id = ? AND status IN (SELECT value FROM json_each(?))
+                    ORDER BY created_ms, engine_key LIMIT ?
+                    """, arguments: [user, JSONValue.array(statuses.map { .string($0.rawValue) }).jsonText, limit])
+            }
+            return TimerList(timers: rows.map { $0.record(nowMs: nowMs) })
+        }
+    }
+
+    static func notFound(_ id: String) -> BusError { .notFound("timer '\(id)' not found") }
+
+    /// Runs `body` in one write transaction under the request's idempotency key, then wakes the outbox.
+    private func change(
+        _ context: RequestContext, _ body: @escaping @Sendable (Database, Int64) throws -> CountdownTimer
+    ) async throws -> CountdownTimer {
+        let user = try context.requireUser()
+        let result = try await database.pool.write { [wallClock] db in
+            try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) {
+                try body(db, wallClock.now().unixMilliseconds)
+            }
+        }
+        outbox.notifyCommitted()
+        return result
+    }
+
+    private func transition(_ action: TimerAction, _ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
+        let user = try context.requireUser()
+        return try await change(context) { db, nowMs in
+            guard var row = try TimerRow.fetch(db, id: request.id, user: user) else { throw Self.notFound(request.id) }
+            if row.status == .running, let endMs = row.endMs, endMs <= nowMs {
+                // The run is over though its completion is not recorded yet: record it now.
+                // The engine follows the last row synced in the transaction.
+                row = try recorder.complete(db, row, firedMs: nowMs)
+                sync.syncAfterCommit(db, row)
+            }
+            return try apply(action, to: row, db: db, nowMs: nowMs)
+        }
+    }
+
+    private func apply(_ action: TimerAction, to current: TimerRow, db: Database, nowMs: Int64) throws -> CountdownTimer {
+        var row = current
+        let outcome = try TimerStateMachine.apply(action, to: row.status)
+        switch outcome {
+        case .removed:
+            try db.execute(sql: "DELETE FROM timer WHERE engine_key = ?", arguments: [row.engineKey])
+            try Outbox.append(db, TimerTicker.timerDeleted, TimerDeleted(timer: row.record(nowMs: nowMs), reason: .deleted), user: row.userId)
+            sync.cancelAfterCommit(db, key: row.engineKey)
+            return row.record(nowMs: nowMs)
+        case .copied:
+            try checkActiveLimit(db, user: row.userId)
+            var copy = TimerRow(
+                id: UUID().uuidString.lowercased(), userId: row.userId, label: row.label,
+                duration: .init(hours: row.hours, minutes: row.minutes, seconds: row.seconds), isSoundOn: row.isSoundOn,
+                isVibrationOn: row.isVibrationOn, endAction: row.endAction, presetId: row.presetId, nowMs: nowMs)
+            try copy.insert(db)
+            return try publish(copy, TimerTicker.timerCreated, db: db, nowMs: nowMs)
+        case .becomes(let status):
+            switch action {
+            case .pause, .stop:
+                if row.status == .running {
+                    row.remainingMs = max(0, (row.endMs ?? nowMs) - nowMs)
+                    row.endMs = nil
+                }
+            case .resume:
+                row.endMs = nowMs + row.remainingMs
+            case .restart:
+                if row.status == .stopped || row.status == .completed { try checkActiveLimit(db, user: row.userId) }
+                row.run += 1
+                row.endMs = nowMs + row.durationMs
+                row.remainingMs = row.durationMs
+                row.pendingDeletionMs = nil
+                row.firedMs = nil
+            case .duplicate, .delete, .complete:
+                break
+            }
+            row.status = status
+            row.updatedMs = nowMs
+            try row.update(db)
+            let topic = switch action {
+            case .pause: TimerTicker.timerPaused
+            case .resume: TimerTicker.timerResumed
+            case .stop: TimerTicker.timerStopped
+            default: TimerTicker.timerRestarted
+            }
+            return try publish(row, topic, db: db, nowMs: nowMs)
+        }
+    }
+
+    private func create(_ db: Database, _ request: CreateTimerRequest, user: String, nowMs: Int64) throws -> CountdownTimer {
+        var preset: Row?
+        if let presetId = request.presetId {
+            preset = try Row.fetchOne(db, sql: "SELECT * FROM preset WHERE id = ? AND user_id = ?", arguments: [presetId, user])
+            guard preset != nil else { throw BusError.notFound("preset '\(presetId)' (field 'presetId') not found") }
+        }
+        let label = try TimerRules.sanitizeLabel(request.label ?? preset?["label"] ?? "")
+        let duration = try TimerRules.duration(
+            hours: request.hours ?? preset?["hours"] ?? 0, minutes: request.minutes ?? preset?["minutes"] ?? 0,
+            seconds: request.seconds ?? preset?["seconds"] ?? 0)
+        try checkActiveLimit(db, user: user)
+        let endAction = request.endAction ?? (preset?["end_action"] as String?).flatMap(TimerEndAction.init(rawValue:)) ?? .discard
+        var row = TimerRow(
+            id: UUID().uuidString.lowercased(), userId: user, label: label, duration: duration,
+            isSoundOn: request.isSoundOn ?? preset?["is_sound_on"] ?? true, isVibrationOn: request.isVibrationOn ?? preset?["is_vibration_on"] ?? true,
+            endAction: endAction, presetId: request.presetId, nowMs: nowMs)
+        try row.insert(db)
+        return try publish(row, TimerTicker.timerCreated, db: db, nowMs: nowMs)
+    }
+
+    private func publish(_ row: TimerRow, _ topic: Topic<CountdownTimer>, db: Database, nowMs: Int64) throws -> CountdownTimer {
+        let record = row.record(nowMs: nowMs)
+        try Outbox.append(db, topic, record, user: row.userId)
+        sync.syncAfterCommit(db, row)
+        return record
+    }
+
+    /// Inside the write transaction, so the count and the change that follows are atomic.
+    private func checkActiveLimit(_ db: Database, user: String) throws {
+        let active = try TimerRow.activeCount(db, user: user)
+        guard active < maximumActiveTimers else {
+            throw BusError.resourceExhausted("at most \(maximumActiveTimers) timers may be running or paused at once per user; \(active) are")
+        }
+    }
+}

@@ -1,0 +1,136 @@
+import BrokerCore
+import Bus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// Runs the built `busctl` against `endpoints`; returns its exit status, stdout and stderr.
+func busctl(_ arguments: [String], _ endpoints: Broker.Endpoints, whileRunning: (@Sendable () async throws -> Void)? = nil) async throws -> (status: Int32, out: String, err: String) {
+    let errorLog = FileManager.default.temporaryDirectory.appending(path: "busctl-\(UUID().uuidString).err").path
+    let process = try ChildProcess(
+        executable: builtProductsDirectory.appending(path: "busctl").path,
+        arguments: arguments + ["--bus-rpc", endpoints.rpc, "--bus-pub", endpoints.pub, "--bus-sub", endpoints.sub],
+        environment: ["NO_COLOR": "1"], captureOutput: true, logFile: errorLog)
+    let side = Task { try await whileRunning?() }
+    let status = await process.waitForExit(timeout: .seconds(20)) ?? { process.send(SIGKILL); return -1 }()
+    side.cancel()
+    let out = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+    let err = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
+    return (status, out, err)
+}
+
+@Suite("busctl end to end: the real binary against a real broker and service")
+struct BusCtlEndToEndTests {
+    @Test("call prints the response JSON and takes user, idempotency key and metadata")
+    func call() async throws {
+        let world = try await EchoWorld.start()
+        let result = try await busctl(["call", "echo", "echo", #"{"text":"hi"}"#, "--user", "u1", "--idem", "k9", "--meta", "traceparent=00-1-2-01", "--compact"], world.endpoints)
+        #expect(result.status == 0)
+        let reply = try JSONValue.parse(result.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(reply == .object(["text": .string("hi"), "user": .string("u1"), "idem": .string("k9"), "traceparent": .string("00-1-2-01")]))
+        await world.stop()
+    }
+
+    @Test("a failed call prints the status name and message on stderr and exits with the code")
+    func failedCall() async throws {
+        let world = try await EchoWorld.start()
+        let notFound = try await busctl(["call", "echo", "fail", #"{"kind":"notFound"}"#], world.endpoints)
+        #expect(notFound.status == 5)
+        #expect(notFound.err.contains("NOT_FOUND: material m1 not found"))
+        let invalid = try await busctl(["call", "echo", "echo", #"{"text":1}"#], world.endpoints)
+        #expect(invalid.status == 3)
+        #expect(invalid.err.contains("INVALID_ARGUMENT: field 'text' must be a string"))
+        let badJSON = try await busctl(["call", "echo", "echo", "{oops"], world.endpoints)
+        #expect(badJSON.status == 64)
+        #expect(badJSON.err.contains("not valid JSON"))
+        await world.stop()
+    }
+
+    @Test("services, health and describe show what the broker and the service report")
+    func inspection() async throws {
+        let world = try await EchoWorld.start(credit: 7)
+        let services = try await busctl(["services"], world.endpoints)
+        #expect(services.status == 0)
+        #expect(services.out.contains("SERVICE") && services.out.contains("echo") && services.out.contains("7"))
+        let health = try await busctl(["health"], world.endpoints)
+        #expect(health.status == 0)
+        #expect(health.out == "broker SERVING\necho SERVING\n")
+        let missing = try await busctl(["health", "nosuch"], world.endpoints)
+        #expect(missing.status == 14)
+        let describe = try await busctl(["describe", "echo"], world.endpoints)
+        #expect(describe.out.contains("echo — 4 methods, 1 events"))
+        #expect(describe.out.contains(#"request:  {"delayMs?":"integer","text":"string"}"#))
+        await world.stop()
+    }
+
+    @Test("tail prints events matching NATS-style patterns, as JSON lines when asked")
+    func tailEvents() async throws {
+        let world = try await EchoWorld.start()
+        let publisher = world.serviceBus
+        let result = try await busctl(["tail", "echo.*", "--json", "--count", "2"], world.endpoints) {
+            var index = 0
+            while !Task.isCancelled {
+                index += 1
+                try publisher.publish(topic: "other.thing", payload: Data("{}".utf8))
+                try publisher.publish(Echo.echoed, EchoReply(text: "e\(index)"), user: "u1")
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(result.status == 0)
+        let lines = result.out.split(separator: "\n").map { try? JSONValue.parse(String($0)) }
+        #expect(lines.count == 2)
+        for line in lines {
+            #expect(line?["topic"] == .string("echo.echoed"))
+            #expect(line?["header"]?["source"] == .string("echo") && line?["header"]?["user"] == .string("u1"))
+            #expect(line?["payload"]?["text"]?.stringValue?.hasPrefix("e") == true)
+        }
+        await world.stop()
+    }
+
+    @Test("tail --rpc prints each finished call")
+    func tailCalls() async throws {
+        let world = try await EchoWorld.start()
+        let client = world.client
+        let result = try await busctl(["tail", "--rpc", "--count", "1"], world.endpoints) {
+            while !Task.isCancelled {
+                _ = try? await client.call(Echo.echo, EchoRequest(text: "traced"), options: CallOptions(user: "u3"))
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        #expect(result.status == 0)
+        #expect(result.out.contains("echo/echo OK"))
+        #expect(result.out.contains("user=u3"))
+        await world.stop()
+    }
+
+    @Test("tail warns on standard error when a stream skips seq numbers")
+    func tailGap() async throws {
+        let world = try await EchoWorld.start()
+        let publisher = world.serviceBus
+        let result = try await busctl(["tail", "gap.>", "--count", "3"], world.endpoints) {
+            // Repeat the sequence until busctl has seen three events with the jump among them.
+            var round: Int64 = 0
+            while !Task.isCancelled {
+                round += 1
+                for seq: Int64 in [1, 2, 4] {
+                    let header = EventHeader(id: "g\(round)-\(seq)", source: "gappy", instance: "r\(round)", seq: seq, ts: Date().unixMilliseconds)
+                    try publisher.publish(topic: "gap.item", header: header, payload: Data("{}".utf8))
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(result.status == 0)
+        #expect(result.err.contains("missed 1 event(s) from gappy"))
+        await world.stop()
+    }
+
+    @Test("an invalid pattern is a usage error")
+    func invalidPattern() async throws {
+        let (broker, endpoints) = try await startBroker()
+        let result = try await busctl(["tail", "a.>.b"], endpoints)
+        #expect(result.status == 64)
+        #expect(result.err.contains("'>' may only be the last token"))
+        await broker.stop()
+    }
+}

@@ -1,0 +1,86 @@
+import BrokerCore
+import Bus
+import Foundation
+import Logging
+import ServiceLifecycle
+import TestSupport
+import Testing
+
+@Suite("Reconnecting and draining")
+struct ResilienceTests {
+    @Test("after the broker restarts, services re-register and clients call again by themselves")
+    func brokerRestart() async throws {
+        let (first, endpoints) = try await startBroker()
+        let world = try await EchoWorld.start(broker: first, endpoints: endpoints)
+        #expect(try await world.client.call(Echo.echo, EchoRequest(text: "before")).text == "before")
+
+        await first.stop()
+        let outage = await #expect(throws: BusError.self) {
+            _ = try await world.client.call(Echo.echo, EchoRequest(text: "during"), options: CallOptions(timeout: .milliseconds(300)))
+        }
+        #expect(outage?.code == .deadlineExceeded)
+
+        let (second, _) = try await startBroker(rpc: endpoints.rpc, pub: endpoints.pub, sub: endpoints.sub)
+        try await eventually("echo answers through the new broker") {
+            (try? await world.client.call(Echo.echo, EchoRequest(text: "after"), options: CallOptions(timeout: .milliseconds(500))))?.text == "after"
+        }
+        await world.stop()
+        await second.stop()
+    }
+
+    @Test("on graceful shutdown a host refuses new requests, finishes those in flight, then leaves")
+    func gracefulDrain() async throws {
+        let (broker, endpoints) = try await startBroker()
+        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo"), logger: testLogger("echo"))
+        let host = ServiceHost(bus: serviceBus, contract: Echo, credit: 8, logger: testLogger("echo"))
+        registerEcho(on: host)
+        let group = ServiceGroup(configuration: .init(services: [host], logger: testLogger("group")))
+        let running = Task { try await group.run() }
+        let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
+        try await eventually("echo serves") { (try? await client.call(Echo.echo, EchoRequest(text: "up"))) != nil }
+
+        let inFlight = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 800)) }
+        try await eventually("the slow request reached the handler") {
+            (try? await client.call(BrokerProtocol.services, Empty()))?.first { $0.name == "echo" }?.inFlight == 1
+        }
+        await group.triggerGracefulShutdown()
+        try await eventually("new requests are refused") {
+            do {
+                _ = try await client.call(Echo.echo, EchoRequest(text: "new"))
+                return false
+            } catch let error as BusError {
+                return error.code == .unavailable && error.message.contains("shutting down")
+            }
+        }
+        #expect(try await inFlight.value.text == "slow")
+        try await running.value
+        let after = await #expect(throws: BusError.self) { _ = try await client.call(Echo.echo, EchoRequest(text: "gone")) }
+        #expect(after?.message.contains("no responders") == true)
+        await client.shutdown()
+        await serviceBus.shutdown()
+        await broker.stop()
+    }
+
+    @Test("the broker traces finished calls on bus.rpc while someone subscribes")
+    func callTraces() async throws {
+        let world = try await EchoWorld.start()
+        let traces = EventCollector(try world.client.subscribe([BrokerProtocol.rpc.name]))
+        try await eventually("a trace arrives") {
+            _ = try? await world.client.call(Echo.echo, EchoRequest(text: "t"), options: CallOptions(user: "u7"))
+            return !traces.all.isEmpty
+        }
+        let trace = try #require(traces.all.last).decode(BrokerProtocol.rpc)
+        #expect(trace.service == "echo" && trace.method == "echo" && trace.code == 0 && trace.user == "u7")
+        #expect(trace.latencyUs > 0 && trace.requestBytes > 0 && trace.replyBytes > 0 && !trace.fromBroker)
+
+        _ = try? await world.client.callRaw(service: "nosuch", method: "m", payload: Data())
+        try await eventually("the broker's own answer is traced") {
+            traces.all.contains { (try? $0.decode(BrokerProtocol.rpc))?.service == "nosuch" }
+        }
+        let refused = try #require(traces.all.compactMap { try? $0.decode(BrokerProtocol.rpc) }.first { $0.service == "nosuch" })
+        #expect(refused.code == StatusCode.unavailable.rawValue && refused.fromBroker)
+        #expect(traces.all.allSatisfy { $0.header.source == "broker" })
+        traces.cancel()
+        await world.stop()
+    }
+}
