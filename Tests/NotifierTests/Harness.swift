@@ -65,20 +65,30 @@ final class FakeProducer: Sendable {
     }
 }
 
-/// Payloads shaped as the producers' contracts declare them.
+/// timer-ticker's events, built from its contract's types (as JSON for FakeProducer.publish).
 enum Payloads {
-    static func timer(_ id: String, user: String, label: String = "Tea", run: Int = 1) -> JSONValue {
-        .object(["id": .string(id), "userId": .string(user), "label": .string(label), "isSoundOn": .bool(true), "run": .int(Int64(run)),
-                 "status": .string("completed")])
+    static func countdown(_ id: String, user: String, label: String = "Tea", run: Int = 1, status: TimerStatus = .completed) -> CountdownTimer {
+        let now = Date()
+        return CountdownTimer(
+            id: id, userId: user, label: label, hours: 0, minutes: 5, seconds: 0, isSoundOn: true, isVibrationOn: true, status: status,
+            endDate: now, remainingSeconds: 0, pendingDeletionAt: nil, endAction: .keep, presetId: nil, run: run, createdAt: now, updatedAt: now)
+    }
+
+    static func json<P: Encodable>(_ value: P) -> JSONValue {
+        try! JSONValue.parse(try! WireCoding.encode(value))
+    }
+
+    static func timer(_ id: String, user: String, status: TimerStatus = .stopped) -> JSONValue {
+        json(countdown(id, user: user, status: status))
     }
 
     static func timerCompleted(_ id: String, user: String, label: String = "Tea", run: Int = 1) -> JSONValue {
-        .object(["timer": timer(id, user: user, label: label, run: run), "endDate": .string("2026-11-22T10:00:00.000Z"),
-                 "firedAt": .string("2026-11-22T10:00:00.010Z"), "latenessSeconds": .double(0.01), "late": .bool(false)])
+        let now = Date()
+        return json(TimerCompleted(timer: countdown(id, user: user, label: label, run: run), endDate: now, firedAt: now, latenessSeconds: 0, late: false))
     }
 
     static func timerDeleted(_ id: String, user: String) -> JSONValue {
-        .object(["timer": timer(id, user: user), "reason": .string("user")])
+        json(TimerDeleted(timer: countdown(id, user: user), reason: .deleted))
     }
 }
 

@@ -125,6 +125,21 @@ def certificate(ca_out):
     return context
 
 
+def exit_with_parent():
+    """Exit when the test process that started us is gone, so an orphaned receiver never keeps
+    the test runner's output pipe open."""
+    import os
+    import threading
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 async def main():
     context = certificate(sys.argv[2])
     loop = asyncio.get_running_loop()
@@ -134,4 +149,5 @@ async def main():
         await server.serve_forever()
 
 
+exit_with_parent()
 asyncio.run(main())

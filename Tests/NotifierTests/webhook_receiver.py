@@ -91,6 +91,21 @@ async def serve(reader, writer):
         writer.close()
 
 
+def exit_with_parent():
+    """Exit when the test process that started us is gone, so an orphaned receiver never keeps
+    the test runner's output pipe open."""
+    import os
+    import threading
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 async def main():
     server = await asyncio.start_server(serve, "127.0.0.1", 0, backlog=1024)
     print(server.sockets[0].getsockname()[1], flush=True)
@@ -98,4 +113,5 @@ async def main():
         await server.serve_forever()
 
 
+exit_with_parent()
 asyncio.run(main())

@@ -1,37 +1,49 @@
 import Bus
+import Contracts
 import Foundation
 
-// The events notifier consumes, decoded leniently: only the fields it needs, so that a producer
-// adding fields (or sending the timer at the top level instead of under `timer`) never breaks it.
-// The shapes follow the producers' contracts (timer-ticker, scheduler, store); see the report in
-// docs/services/notifier.md for when those contracts land on main.
+// The events notifier consumes. timer-ticker's are decoded with its contract's typed topics.
+// The scheduler's and store's contracts are not on main yet: their events are decoded leniently
+// here, with only the fields notifier needs, named as in their declared payloads
+// (ReviewDueEvent/HabitDueEvent/TestDueEvent, MaterialIngested, IngestFailed); switch to their
+// typed topics when those contracts land.
 
 /// The producers and topics the notifier consumes from their durable streams.
 enum ConsumedTopics {
-    static let timerTicker = "timer-ticker"
+    static let timerTicker = TimerTickerContract.serviceName
     static let scheduler = "scheduler"
     static let store = "store"
 
-    static let timerCompleted = "timer.completed"
-    static let timerCancelling: Set<String> = ["timer.deleted", "timer.stopped", "timer.restarted"]
+    static let timerCompleted = TimerTicker.timerCompleted.name
+    static let timerCancelling: Set<String> = [TimerTicker.timerDeleted.name, TimerTicker.timerStopped.name, TimerTicker.timerRestarted.name]
     static let reminders: Set<String> = ["review.due", "habit.due", "test.due"]
     static let materialIngested = "material.ingested"
     static let ingestFailed = "ingest.failed"
 }
 
-/// A timer as carried by timer events: at the top level or under `timer`.
-struct TimerView: Decodable {
+/// What an alarm needs from a timer.
+struct TimerView {
     var id: String
-    var userId: String?
-    var label: String?
-    var isSoundOn: Bool?
-    var run: Int?
+    var userId: String
+    var label: String
+    var isSoundOn: Bool
+    var run: Int
 
-    private struct Wrapped: Decodable { var timer: TimerView }
+    init(_ timer: CountdownTimer) {
+        id = timer.id
+        userId = timer.userId
+        label = timer.label
+        isSoundOn = timer.isSoundOn
+        run = timer.run
+    }
 
-    static func decode(_ payload: Data) throws -> TimerView {
-        if let wrapped = try? WireCoding.decode(Wrapped.self, from: payload) { return wrapped.timer }
-        return try WireCoding.decode(TimerView.self, from: payload)
+    /// The timer of a `timer.completed|deleted|stopped|restarted` event.
+    static func decode(_ event: BusEvent) throws -> TimerView {
+        switch event.topic {
+        case TimerTicker.timerCompleted.name: TimerView(try event.decode(TimerTicker.timerCompleted).timer)
+        case TimerTicker.timerDeleted.name: TimerView(try event.decode(TimerTicker.timerDeleted).timer)
+        default: TimerView(try event.decode(TimerTicker.timerStopped))
+        }
     }
 }
 

@@ -16,13 +16,13 @@ struct Intake: Sendable {
         let now = clock.now().unixMilliseconds
         let topic = event.topic
         if topic == ConsumedTopics.timerCompleted {
-            let timer = try TimerView.decode(event.payload)
+            let timer = try TimerView.decode(event)
             let user = try self.user(event, timer.userId)
             try NotificationWrites.scheduleAlarm(
                 db, timer: timer, userId: user, eventId: event.header.id, now: now,
                 repeats: configuration.alarmRepeats, interval: configuration.alarmInterval)
         } else if ConsumedTopics.timerCancelling.contains(topic) {
-            let timer = try TimerView.decode(event.payload)
+            let timer = try TimerView.decode(event)
             try NotificationWrites.cancelTimer(db, timerId: timer.id, userId: event.header.user ?? timer.userId, now: now)
         } else if ConsumedTopics.reminders.contains(topic) {
             let reminder = try WireCoding.decode(ReminderView.self, from: event.payload)

@@ -46,14 +46,14 @@ enum NotificationWrites {
 
     /// Schedules a completed timer's alarm: `repeats` notifications `interval` apart, the first now.
     static func scheduleAlarm(_ db: Database, timer: TimerView, userId: String, eventId: String, now: Int64, repeats: Int, interval: Duration) throws {
-        let base = (timer.run ?? 1) <= 1 ? timer.id : "\(timer.id)-r\(timer.run!)"
-        let label = timer.label ?? ""
+        let base = timer.run <= 1 ? timer.id : "\(timer.id)-r\(timer.run)"
+        let label = timer.label
         let step = interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000
         for index in 0..<repeats {
             try insert(db, NewNotification(
                 id: "\(base)_\(index)", userId: userId, kind: .alarm, title: Wording.alarmTitle(label: label),
                 body: Wording.alarmBody(label: label), tags: ["alarm_clock"], priority: 5, timerId: timer.id, repeatIndex: index,
-                sourceEventId: eventId, sound: timer.isSoundOn ?? true, notBefore: now + Int64(index) * step), now: now)
+                sourceEventId: eventId, sound: timer.isSoundOn, notBefore: now + Int64(index) * step), now: now)
         }
     }
 
