@@ -143,7 +143,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/NotifierTests",
-            exclude: ["webhook_receiver.py", "apns_receiver.py"]
+            exclude: ["webhook_receiver.py", "apns_receiver.py", "receiver_support.py"]
         ),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),

@@ -72,6 +72,22 @@ struct ChannelTests {
         await receiver.stop()
     }
 
+    @Test("a slow endpoint gets at most its share of concurrent deliveries; others are not held up")
+    func perChannelLimit() async throws {
+        let receiver = try WebhookReceiver()
+        var configuration = NotifierConfiguration.fast
+        configuration.maximumInFlightPerChannel = 2
+        let world = try await NotifierWorld.start(configuration: configuration)
+        try await world.addWebhook(receiver.url("/slow/1500/s"))
+        try await world.addWebhook(receiver.url("/ok/f"))
+        for n in 1...6 { _ = try await world.call(Notifier.send, SendNotificationRequest(title: "N\(n)", body: "")) }
+        try await eventually("the fast endpoint has all six") { try await receiver.received("/ok/f").count == 6 }
+        #expect(try await receiver.received("/slow/1500/s").count <= 2, "two in flight to the slow one")
+        try await eventually("the slow one gets all six in the end", timeout: .seconds(15)) { try await receiver.received("/slow/1500/s").count == 6 }
+        await world.stop()
+        await receiver.stop()
+    }
+
     @Test("410 Gone disables the endpoint and tells the user in the inbox")
     func webhookGone() async throws {
         let receiver = try WebhookReceiver()

@@ -27,6 +27,8 @@ import ipaddress
 import h2.config
 import h2.connection
 import h2.events
+sys.dont_write_bytecode = True  # no __pycache__ inside the Swift test target
+from receiver_support import exit_with_parent  # noqa: E402
 
 public_key = serialization.load_pem_public_key(open(sys.argv[1], "rb").read())
 records = []
@@ -124,20 +126,6 @@ def certificate(ca_out):
     context.set_alpn_protocols(["h2"])
     return context
 
-
-def exit_with_parent():
-    """Exit when the test process that started us is gone, so an orphaned receiver never keeps
-    the test runner's output pipe open."""
-    import os
-    import threading
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
 
 
 async def main():

@@ -16,6 +16,8 @@ import json
 import sys
 import time
 from urllib.parse import parse_qs, urlsplit
+sys.dont_write_bytecode = True  # no __pycache__ inside the Swift test target
+from receiver_support import exit_with_parent  # noqa: E402
 
 LEAN = "--lean" in sys.argv
 records = []
@@ -90,20 +92,6 @@ async def serve(reader, writer):
     finally:
         writer.close()
 
-
-def exit_with_parent():
-    """Exit when the test process that started us is gone, so an orphaned receiver never keeps
-    the test runner's output pipe open."""
-    import os
-    import threading
-    parent = os.getppid()
-
-    def watch():
-        while os.getppid() == parent:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, daemon=True).start()
 
 
 async def main():

@@ -81,12 +81,24 @@ enum DeliveryStore {
 
     /// Moves up to `limit` due pending deliveries to `sending` and returns them. Deliveries whose
     /// channel is gone or disabled end here instead (`cancelled`/`failed`).
-    static func claim(_ db: Database, now: Int64, limit: Int) throws -> [DeliveryJob] {
+    /// At most `perChannel` deliveries of one channel are in flight, so one slow endpoint cannot
+    /// take every slot.
+    static func claim(_ db: Database, now: Int64, limit: Int, perChannel: Int) throws -> [DeliveryJob] {
         guard limit > 0 else { return [] }
+        var inFlight = try Dictionary(uniqueKeysWithValues: Row.fetchAll(
+            db, sql: "SELECT channel_id, COUNT(*) AS n FROM delivery WHERE state = 'sending' GROUP BY channel_id"
+        ).map { ($0["channel_id"] as String, $0["n"] as Int) })
+        let saturated = inFlight.filter { $0.value >= perChannel }.map(\.key)
         let rows = try Row.fetchAll(db, sql: """
             SELECT id, notification_id, channel_id, attempts FROM delivery
-            WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?
-            """, arguments: [now, limit])
+            WHERE state = 'pending' AND next_attempt_at <= ? AND channel_id NOT IN (\(placeholders(saturated.count)))
+            ORDER BY next_attempt_at LIMIT ?
+            """, arguments: [now] + StatementArguments(saturated) + [limit]).filter { row in
+            let channel: String = row["channel_id"]
+            guard inFlight[channel, default: 0] < perChannel else { return false }
+            inFlight[channel, default: 0] += 1
+            return true
+        }
         guard !rows.isEmpty else { return [] }
         let notificationIDs = Set(rows.map { $0["notification_id"] as String })
         let channelIDs = Set(rows.map { $0["channel_id"] as String })
@@ -119,6 +131,8 @@ enum DeliveryStore {
     /// for the channel (a success clears its failing streak; a streak longer than `disableAfter`,
     /// a 410 or a dead device token ends the channel, and the user is told in the inbox).
     static func record(_ db: Database, _ results: [DeliveryResult], now: Int64, policy: RetryPolicy, disableAfter: Duration) throws {
+        // A late alarm is worse than none: stop retrying one after this long (APNs expiration too).
+        let alarmLifetime = Duration.seconds(600)
         for result in results {
             let id = result.job.deliveryId, channel = result.job.channel
             switch result.outcome {
@@ -132,6 +146,9 @@ enum DeliveryStore {
             case .retry(let status, let error, let retryAfter):
                 if result.job.attempt >= policy.maximumAttempts {
                     try fail(db, id, status: status, error: "\(error) (gave up after \(result.job.attempt) attempts)", now: now)
+                } else if result.job.notification.kind == .alarm,
+                          now - (result.job.notification.releasedAt?.unixMilliseconds ?? now) >= alarmLifetime.wholeMilliseconds {
+                    try fail(db, id, status: status, error: "\(error) (an alarm is not retried after \(alarmLifetime.components.seconds / 60) minutes)", now: now)
                 } else {
                     let delay = policy.delay(afterAttempt: result.job.attempt, retryAfter: retryAfter)
                     try db.execute(sql: """

@@ -89,7 +89,7 @@ public final class Dispatcher: Service, Sendable {
                     try DeliveryStore.record(db, results, now: now, policy: policy, disableAfter: configuration.disableAfter)
                 }
                 _ = try DeliveryStore.releaseDue(db, now: now, alarmInterval: configuration.alarmInterval)
-                return try DeliveryStore.claim(db, now: now, limit: claimLimit)
+                return try DeliveryStore.claim(db, now: now, limit: claimLimit, perChannel: configuration.maximumInFlightPerChannel)
             }
         } catch {
             // The outcomes are not lost: put them back for the next pass.

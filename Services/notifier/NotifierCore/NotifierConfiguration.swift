@@ -6,16 +6,17 @@ import ServiceKit
 public struct NotifierConfiguration: Sendable {
     /// Alarm repeats per completed timer (QuickLabelTimer: 12, ids `{timerId}_0` … `_11`).
     public var alarmRepeats = 12
-    /// Time between two alarm repeats (`NOTIFIER_ALARM_INTERVAL_MS`, default 30 s).
-    public var alarmInterval: Duration = .seconds(30)
+    /// Time between two alarm repeats (`NOTIFIER_ALARM_INTERVAL_MS`, default 5 s: 12 rings in a minute).
+    public var alarmInterval: Duration = .seconds(5)
     /// At most one reminder push per user per window (`NOTIFIER_REMINDER_WINDOW_SECONDS`, default 1 h).
     public var reminderWindow: Duration = .seconds(3600)
     /// First retry delay; doubles per attempt, with jitter (`NOTIFIER_RETRY_BASE_MS`, default 1 s).
     public var retryBase: Duration = .seconds(1)
-    /// Longest retry delay (`NOTIFIER_RETRY_MAX_MS`, default 1 h).
-    public var retryMaximum: Duration = .seconds(3600)
-    /// Attempts per delivery before it fails (`NOTIFIER_MAX_ATTEMPTS`, default 15).
-    public var maximumAttempts = 15
+    /// Longest retry delay (`NOTIFIER_RETRY_MAX_MS`, default 6 h).
+    public var retryMaximum: Duration = .seconds(6 * 3600)
+    /// Attempts per delivery before it fails (`NOTIFIER_MAX_ATTEMPTS`, default 24: with the
+    /// defaults the retries span about two days, as Standard Webhooks recommends).
+    public var maximumAttempts = 24
     /// An endpoint failing without a success for this long is disabled and its user told
     /// (`NOTIFIER_DISABLE_AFTER_HOURS`, default 120 = 5 days).
     public var disableAfter: Duration = .seconds(120 * 3600)
@@ -23,6 +24,8 @@ public struct NotifierConfiguration: Sendable {
     public var httpTimeout: Duration = .seconds(15)
     /// Deliveries in flight at once (`NOTIFIER_MAX_IN_FLIGHT`, default 512).
     public var maximumInFlight = 512
+    /// Deliveries in flight at once to one channel (`NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL`, default 64).
+    public var maximumInFlightPerChannel = 64
     /// How often the dispatcher looks for due work without being woken (milliseconds).
     public var pollInterval: Duration = .milliseconds(100)
     /// How often the event consumer asks producers for missed events.
@@ -40,10 +43,11 @@ public struct NotifierConfiguration: Sendable {
         configuration.reminderWindow = .seconds(try environment.int("NOTIFIER_REMINDER_WINDOW_SECONDS", default: 3600, in: 0...86_400))
         configuration.retryBase = try environment.milliseconds("NOTIFIER_RETRY_BASE_MS", default: configuration.retryBase)
         configuration.retryMaximum = try environment.milliseconds("NOTIFIER_RETRY_MAX_MS", default: configuration.retryMaximum)
-        configuration.maximumAttempts = try environment.int("NOTIFIER_MAX_ATTEMPTS", default: 15, in: 1...100)
+        configuration.maximumAttempts = try environment.int("NOTIFIER_MAX_ATTEMPTS", default: 24, in: 1...100)
         configuration.disableAfter = .seconds(try environment.int("NOTIFIER_DISABLE_AFTER_HOURS", default: 120, in: 1...8760) * 3600)
         configuration.httpTimeout = try environment.milliseconds("NOTIFIER_HTTP_TIMEOUT_MS", default: configuration.httpTimeout)
         configuration.maximumInFlight = try environment.int("NOTIFIER_MAX_IN_FLIGHT", default: 512, in: 1...10_000)
+        configuration.maximumInFlightPerChannel = try environment.int("NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL", default: 64, in: 1...10_000)
         configuration.apns = try APNsConfiguration.fromEnvironment(environment)
         return configuration
     }
