@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "scheduler", targets: ["scheduler"]),
         .executable(name: "ai-gateway", targets: ["ai-gateway"]),
         .executable(name: "store", targets: ["store"]),
+        .executable(name: "notifier", targets: ["notifier"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -164,6 +165,25 @@ let package = Package(
             path: "Benchmarks/StoreBench"
         ),
 
+        // MARK: notifier
+        .target(
+            name: "NotifierCore",
+            dependencies: [
+                "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/notifier/NotifierCore"
+        ),
+        .executableTarget(name: "notifier", dependencies: ["NotifierCore", "ServiceKit"], path: "Services/notifier/main"),
+        .executableTarget(
+            name: "NotifierBench",
+            dependencies: ["Bus", "Contracts", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/NotifierBench"
+        ),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -173,6 +193,17 @@ let package = Package(
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
         .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
+        .testTarget(
+            name: "NotifierTests",
+            dependencies: [
+                "NotifierCore", "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient", "BrokerCore", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/NotifierTests",
+            exclude: ["webhook_receiver.py", "apns_receiver.py", "receiver_support.py"]
+        ),
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(
             name: "AIGatewayTests",

@@ -1,0 +1,66 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import ServiceKit
+
+/// Turns one consumed event into notification rows, inside the durable consumer's transaction
+/// (so the cursor moves exactly when the notifications exist).
+struct Intake: Sendable {
+    let configuration: NotifierConfiguration
+    let clock: any WallClock
+
+    /// Applies `event`; events of other topics are ignored.
+    /// - Throws: when the payload lacks what the topic needs (the consumer retries, then parks it).
+    func apply(_ event: BusEvent, _ db: Database) throws {
+        let now = clock.now().unixMilliseconds
+        let topic = event.topic
+        if topic == ConsumedTopics.timerCompleted {
+            let timer = try TimerView.decode(event)
+            let user = try self.user(event, timer.userId)
+            try NotificationWrites.scheduleAlarm(
+                db, timer: timer, userId: user, eventId: event.header.id, now: now,
+                repeats: configuration.alarmRepeats, interval: configuration.alarmInterval)
+        } else if ConsumedTopics.timerCancelling.contains(topic) {
+            let timer = try TimerView.decode(event)
+            try NotificationWrites.cancelTimer(db, timerId: timer.id, userId: event.header.user ?? timer.userId, now: now)
+        } else if ConsumedTopics.reminders.contains(topic) {
+            let reminder = try WireCoding.decode(ReminderView.self, from: event.payload)
+            let user = try self.user(event, reminder.userId)
+            let (title, body) = wording(topic: topic, reminder)
+            try NotificationWrites.addReminder(
+                db, userId: user, eventId: event.header.id, title: title, body: body, now: now, window: configuration.reminderWindow)
+        } else if topic == ConsumedTopics.materialIngested {
+            let ingested = try WireCoding.decode(MaterialIngestedView.self, from: event.payload)
+            let user = try self.user(event, ingested.material.userId)
+            let (title, body) = Wording.materialReady(title: ingested.material.title ?? "Your material", flashcards: ingested.flashcardIds?.count ?? 0)
+            try NotificationWrites.insert(db, NewNotification(
+                id: "\(event.header.id)_0", userId: user, kind: .material, title: title, body: body, tags: ["white_check_mark"],
+                sourceEventId: event.header.id, notBefore: now), now: now)
+        } else if topic == ConsumedTopics.ingestFailed {
+            let failed = try WireCoding.decode(IngestFailedView.self, from: event.payload)
+            let user = try self.user(event, failed.userId)
+            let (title, body) = Wording.materialFailed(title: failed.title ?? "Your material", reason: failed.reason ?? "")
+            try NotificationWrites.insert(db, NewNotification(
+                id: "\(event.header.id)_0", userId: user, kind: .material, title: title, body: body, tags: ["warning"],
+                sourceEventId: event.header.id, notBefore: now), now: now)
+        }
+    }
+
+    private func user(_ event: BusEvent, _ payloadUser: String?) throws(BusError) -> String {
+        guard let user = event.header.user ?? payloadUser, !user.isEmpty else {
+            throw .invalidArgument("\(event.topic) event \(event.header.id) names no user (header 'user' or payload 'userId')")
+        }
+        return user
+    }
+
+    /// The scheduler's suggested wording when it sent one, else ours.
+    private func wording(topic: String, _ reminder: ReminderView) -> (String, String) {
+        if let title = reminder.title, !title.isEmpty, let body = reminder.body, !body.isEmpty { return (title, body) }
+        switch topic {
+        case "review.due": return Wording.reviewDue(dueCount: reminder.dueCount ?? 0)
+        case "habit.due": return Wording.habitDue(taskName: reminder.taskName ?? "Your habit", systemName: reminder.systemName, identity: reminder.identity)
+        default: return Wording.testDue(testName: reminder.testName ?? "Your test")
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import NotifierCore
+import ServiceKit
+import Storage
+import TestSupport
+import Testing
+
+@Suite("Events: timer alarms, reminders, materials, quiet hours, catch-up", .serialized)
+struct EventTests {
+    @Test("timer.completed rings 12 times as {timerId}_0…_11, the first at once, spaced by the interval")
+    func alarmRepeats() async throws {
+        let receiver = try WebhookReceiver()
+        var configuration = NotifierConfiguration.fast
+        configuration.alarmInterval = .milliseconds(150)
+        let world = try await NotifierWorld.start(configuration: configuration)
+        try await world.addWebhook(receiver.url("/ok/alarm"))
+        try world.timers.publish("timer.completed", Payloads.timerCompleted("t1", user: "u1", label: "Tea"), user: "u1")
+        try await eventually("12 alarms", timeout: .seconds(15)) { try await receiver.received("/ok/alarm").count == 12 }
+        let received = try await receiver.received("/ok/alarm")
+        let payloads = try received.map { try WireCoding.decode(WebhookPayload.self, from: Data($0.body.utf8)) }
+        #expect(payloads.map(\.data.id) == (0..<12).map { "t1_\($0)" })
+        #expect(payloads.allSatisfy { $0.type == "notification.alarm" && $0.data.title == "Tea" && $0.data.timerId == "t1" })
+        // Repeat i is due i intervals after the first, and never goes out before it is due.
+        let due = payloads.map { $0.data.scheduledAt.unixMilliseconds }
+        #expect(zip(due.dropFirst(), due).allSatisfy { $0 - $1 == 150 }, "\(due)")
+        #expect(zip(received, due).allSatisfy { $0.t_ns / 1_000_000 >= $1 }, "no repeat before its time")
+        #expect(Set(received.map { $0.headers["webhook-id"] ?? "" }).count == 12)
+        await world.stop()
+        await receiver.stop()
+    }
+
+    @Test("notify.ack for the timer stops the remaining repeats")
+    func ackStopsAlarm() async throws {
+        let receiver = try WebhookReceiver()
+        var configuration = NotifierConfiguration.fast
+        configuration.alarmInterval = .seconds(1)
+        let world = try await NotifierWorld.start(configuration: configuration)
+        try await world.addWebhook(receiver.url("/ok/ack"))
+        try world.timers.publish("timer.completed", Payloads.timerCompleted("t2", user: "u1"), user: "u1")
+        try await eventually("first alarm") { try await receiver.received("/ok/ack").count == 1 }
+        let ack = try await world.call(Notifier.ack, AckRequest(timerId: "t2"))
+        #expect(ack.cancelled == 11)
+        try await Task.sleep(for: .milliseconds(1500))  // longer than one interval: a repeat would have come
+        #expect(try await receiver.received("/ok/ack").count == 1)
+        #expect(try await world.call(Notifier.ack, AckRequest(timerId: "t2"), user: "u2").cancelled == 0, "another user's timer is untouched")
+        await world.stop()
+        await receiver.stop()
+    }
+
+    @Test("timer.deleted between two repeats: nothing more is sent; stopped and restarted cancel the same way")
+    func cancellationRace() async throws {
+        let receiver = try WebhookReceiver()
+        var configuration = NotifierConfiguration.fast
+        configuration.alarmInterval = .milliseconds(600)
+        let world = try await NotifierWorld.start(configuration: configuration)
+        try await world.addWebhook(receiver.url("/ok/race"))
+        for (timer, cancel) in [("t-del", "timer.deleted"), ("t-stop", "timer.stopped"), ("t-restart", "timer.restarted")] {
+            try world.timers.publish("timer.completed", Payloads.timerCompleted(timer, user: "u1"), user: "u1")
+            try await eventually("two repeats of \(timer)") {
+                try await receiver.received("/ok/race").filter { $0.body.contains("\"\(timer)_") }.count == 2
+            }
+            let payload = cancel == "timer.deleted" ? Payloads.timerDeleted(timer, user: "u1") : Payloads.timer(timer, user: "u1")
+            try world.timers.publish(cancel, payload, user: "u1")
+            try await eventually("\(timer) cancelled") {
+                try await world.database.pool.read { db in
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notification WHERE timer_id = ? AND state = 'cancelled'", arguments: [timer])
+                } ?? 0 >= 9
+            }
+        }
+        try await Task.sleep(for: .milliseconds(1500))
+        let received = try await receiver.received("/ok/race")
+        for timer in ["t-del", "t-stop", "t-restart"] {
+            let count = received.filter { $0.body.contains("\"\(timer)_") }.count
+            #expect(count >= 2 && count <= 3, "\(timer): at most the repeat already in flight at the cancel, got \(count)")
+        }
+        let states = try await world.database.pool.read { db in
+            try String.fetchAll(db, sql: "SELECT DISTINCT state FROM notification WHERE timer_id IS NOT NULL AND state NOT IN ('released', 'cancelled')")
+        }
+        #expect(states.isEmpty)
+        await world.stop()
+        await receiver.stop()
+    }
+
+    @Test("reminders are batched: at most one push per user per window, worded encouragingly")
+    func remindersBatched() async throws {
+        let receiver = try WebhookReceiver()
+        var configuration = NotifierConfiguration.fast
+        configuration.reminderWindow = .seconds(2)
+        let world = try await NotifierWorld.start(configuration: configuration)
+        try await world.addWebhook(receiver.url("/ok/rem"))
+        try world.scheduler.publish("review.due", .object([
+            "reminderId": "review.due:u1:2026-11-22", "userId": "u1", "dueCount": 12, "overdueCount": 3, "newCount": 4, "streakDays": 5,
+        ]), user: "u1")
+        try await eventually("first reminder at once") { try await receiver.received("/ok/rem").count == 1 }
+        let started = ContinuousClock.now
+        try world.scheduler.publish("habit.due", .object([
+            "userId": "u1", "taskId": "k1", "taskName": "Read 10 pages", "systemId": "s1", "systemName": "Reading",
+            "identity": "a Consistent Reader", "title": "Read 10 pages", "body": "Your reading system is strong today.",
+        ]), user: "u1")
+        try world.scheduler.publish("test.due", .object(["userId": "u1", "testId": "p1", "testName": "5k run", "unit": "min", "dueDate": "2026-11-22"]), user: "u1")
+        try await eventually("one batched push after the window", timeout: .seconds(10)) { try await receiver.received("/ok/rem").count == 2 }
+        #expect(ContinuousClock.now - started >= .milliseconds(1500))
+        try await Task.sleep(for: .milliseconds(300))
+        let pushes = try await receiver.received("/ok/rem").map { try WireCoding.decode(WebhookPayload.self, from: Data($0.body.utf8)).data }
+        #expect(pushes.count == 2)
+        #expect(pushes[0].title == "Time for a quick review" && pushes[0].body.contains("12 cards"))
+        #expect(pushes[1].title == "2 gentle reminders")
+        #expect(pushes[1].body.contains("Read 10 pages") && pushes[1].body.contains("5k run check-in"))
+        for push in pushes { #expect(!push.body.lowercased().contains("missed") && !push.body.lowercased().contains("failed")) }
+        await world.stop()
+        await receiver.stop()
+    }
+
+    @Test("material.ingested and ingest.failed tell the user their material is ready or could not be processed")
+    func materialEvents() async throws {
+        let world = try await NotifierWorld.start()
+        try world.store.publish("material.ingested", .object([
+            "material": .object(["id": "m1", "userId": "u1", "title": "Biology ch. 3", "status": "ready"]), "sourceDocumentId": "d1",
+            "chunkCount": 4, "flashcardIds": .array([.string("f1"), .string("f2")]),
+        ]), user: "u1")
+        try world.store.publish("ingest.failed", .object([
+            "materialId": "m2", "userId": "u1", "title": "Scan.png", "reason": "The image has no readable text.", "failedAt": "2026-11-22T10:00:00.000Z",
+        ]), user: "u1")
+        try await eventually("both in the inbox") { try await world.inbox().count == 2 }
+        let items = try await world.inbox()
+        #expect(items.contains { $0.title == "Your material is ready" && $0.body.contains("Biology ch. 3") && $0.body.contains("2 flashcards") })
+        #expect(items.contains { $0.title == "“Scan.png” could not be processed" && $0.body.contains("no readable text") })
+        await world.stop()
+    }
+
+    @Test("events published while the notifier was down are delivered after it starts, each once")
+    func catchUpAfterDowntime() async throws {
+        let receiver = try WebhookReceiver()
+        let world = try await NotifierWorld.start()
+        try await world.addWebhook(receiver.url("/ok/late"))
+        await world.stopNotifier()
+        for n in 1...5 {
+            try world.store.publish("ingest.failed", .object(["materialId": .string("m\(n)"), "userId": "u1", "title": .string("Doc \(n)"), "reason": "Empty."]), user: "u1")
+        }
+        try await world.startNotifier()
+        try await eventually("caught up") { try await receiver.received("/ok/late").count == 5 }
+        // A restart replays nothing twice: the cursor moved with the notifications.
+        await world.stopNotifier()
+        try world.store.publish("ingest.failed", .object(["materialId": "m6", "userId": "u1", "title": "Doc 6", "reason": "Empty."]), user: "u1")
+        try await world.startNotifier()
+        try await eventually("the sixth arrives") { try await receiver.received("/ok/late").count == 6 }
+        try await Task.sleep(for: .milliseconds(500))  // time for a wrong second delivery to show
+        #expect(try await receiver.received("/ok/late").count == 6)
+        #expect(try await world.inbox().count == 6)
+        await world.stop()
+        await receiver.stop()
+    }
+
+    @Test("quiet hours hold non-urgent notifications until the window ends; urgent ones and opted-in alarms go through")
+    func quietHours() async throws {
+        let receiver = try WebhookReceiver()
+        // 23:30 in Berlin on a winter night, quiet 22:00–07:00: the window ends at 06:00Z.
+        let clock = ManualWallClock(try WireCoding.decode(Date.self, from: Data(#""2026-01-15T22:30:00.000Z""#.utf8)))
+        let world = try await NotifierWorld.start(clock: clock)
+        try await world.addWebhook(receiver.url("/ok/quiet"))
+        _ = try await world.call(Notifier.preferencesSet, SetPreferencesRequest(timeZone: "Europe/Berlin", quietHours: QuietHours(start: "22:00", end: "07:00")))
+        let held = try await world.call(Notifier.send, SendNotificationRequest(title: "Later", body: ""))
+        let urgent = try await world.call(Notifier.send, SendNotificationRequest(title: "Now", body: "", urgent: true))
+        try world.timers.publish("timer.completed", Payloads.timerCompleted("tq", user: "u1"), user: "u1")
+        try await eventually("the urgent one is delivered") { try await receiver.received("/ok/quiet").count == 1 }
+        func state(_ id: String) async throws -> String? {
+            try await world.database.pool.read { db in try String.fetchOne(db, sql: "SELECT state FROM notification WHERE id = ?", arguments: [id]) }
+        }
+        try await eventually("the alarm is held") { try await state("tq_0") == "held" }
+        #expect(try await state(held.id) == "held")
+        #expect(try await world.inbox().map(\.id) == [urgent.id])
+        // At 06:00Z the window ends: the held message and the alarm's first repeat go out.
+        clock.set(try WireCoding.decode(Date.self, from: Data(#""2026-01-16T06:00:00.000Z""#.utf8)))
+        try await eventually("released at the end of the window") { try await receiver.received("/ok/quiet").count == 3 }
+        let titles = try await receiver.received("/ok/quiet").map { try WireCoding.decode(WebhookPayload.self, from: Data($0.body.utf8)).data.id }
+        #expect(Set(titles) == [urgent.id, held.id, "tq_0"])
+        _ = try await world.call(Notifier.ack, AckRequest(timerId: "tq"))
+        // Opting in lets alarms through quiet hours.
+        clock.set(try WireCoding.decode(Date.self, from: Data(#""2026-01-16T23:00:00.000Z""#.utf8)))
+        _ = try await world.call(Notifier.preferencesSet, SetPreferencesRequest(
+            timeZone: "Europe/Berlin", quietHours: QuietHours(start: "22:00", end: "07:00"), alarmsBypassQuietHours: true))
+        try world.timers.publish("timer.completed", Payloads.timerCompleted("tb", user: "u1"), user: "u1")
+        try await eventually("the opted-in alarm rings") { try await receiver.received("/ok/quiet").count == 4 }
+        _ = try await world.call(Notifier.ack, AckRequest(timerId: "tb"))
+        await world.stop()
+        await receiver.stop()
+    }
+}
