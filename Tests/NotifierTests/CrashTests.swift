@@ -30,7 +30,7 @@ struct CrashTests {
                                   options: CallOptions(user: "u1"))
         let total = 400
         for n in 1...total {
-            try store.publish("ingest.failed", .object(["materialId": .string("m\(n)"), "userId": "u1", "title": .string("Doc \(n)"), "reason": "Empty."]), user: "u1")
+            try store.publish("ingest.failed", Payloads.ingestFailed("m\(n)", user: "u1", title: "Doc \(n)"), user: "u1")
         }
         try await eventually("the burst is under way") { try await receiver.received("/ok/burst").count >= 40 }
         notifier.send(SIGKILL)

@@ -91,16 +91,12 @@ struct EventTests {
         configuration.reminderWindow = .seconds(2)
         let world = try await NotifierWorld.start(configuration: configuration)
         try await world.addWebhook(receiver.url("/ok/rem"))
-        try world.scheduler.publish("review.due", .object([
-            "reminderId": "review.due:u1:2026-11-22", "userId": "u1", "dueCount": 12, "overdueCount": 3, "newCount": 4, "streakDays": 5,
-        ]), user: "u1")
+        try world.scheduler.publish("review.due", Payloads.reviewDue(user: "u1", dueCount: 12), user: "u1")
         try await eventually("first reminder at once") { try await receiver.received("/ok/rem").count == 1 }
         let started = ContinuousClock.now
-        try world.scheduler.publish("habit.due", .object([
-            "userId": "u1", "taskId": "k1", "taskName": "Read 10 pages", "systemId": "s1", "systemName": "Reading",
-            "identity": "a Consistent Reader", "title": "Read 10 pages", "body": "Your reading system is strong today.",
-        ]), user: "u1")
-        try world.scheduler.publish("test.due", .object(["userId": "u1", "testId": "p1", "testName": "5k run", "unit": "min", "dueDate": "2026-11-22"]), user: "u1")
+        try world.scheduler.publish("habit.due", Payloads.habitDue(user: "u1", taskName: "Read 10 pages", title: "Read 10 pages",
+                                                               body: "Your reading system is strong today."), user: "u1")
+        try world.scheduler.publish("test.due", Payloads.testDue(user: "u1", testName: "5k run"), user: "u1")
         try await eventually("one batched push after the window", timeout: .seconds(10)) { try await receiver.received("/ok/rem").count == 2 }
         #expect(ContinuousClock.now - started >= .milliseconds(1500))
         try await Task.sleep(for: .milliseconds(300))
@@ -117,13 +113,8 @@ struct EventTests {
     @Test("material.ingested and ingest.failed tell the user their material is ready or could not be processed")
     func materialEvents() async throws {
         let world = try await NotifierWorld.start()
-        try world.store.publish("material.ingested", .object([
-            "material": .object(["id": "m1", "userId": "u1", "title": "Biology ch. 3", "status": "ready"]), "sourceDocumentId": "d1",
-            "chunkCount": 4, "flashcardIds": .array([.string("f1"), .string("f2")]),
-        ]), user: "u1")
-        try world.store.publish("ingest.failed", .object([
-            "materialId": "m2", "userId": "u1", "title": "Scan.png", "reason": "The image has no readable text.", "failedAt": "2026-11-22T10:00:00.000Z",
-        ]), user: "u1")
+        try world.store.publish("material.ingested", Payloads.materialIngested("m1", user: "u1", title: "Biology ch. 3", flashcardIds: ["f1", "f2"]), user: "u1")
+        try world.store.publish("ingest.failed", Payloads.ingestFailed("m2", user: "u1", title: "Scan.png", reason: "The image has no readable text."), user: "u1")
         try await eventually("both in the inbox") { try await world.inbox().count == 2 }
         let items = try await world.inbox()
         #expect(items.contains { $0.title == "Your material is ready" && $0.body.contains("Biology ch. 3") && $0.body.contains("2 flashcards") })
@@ -138,13 +129,13 @@ struct EventTests {
         try await world.addWebhook(receiver.url("/ok/late"))
         await world.stopNotifier()
         for n in 1...5 {
-            try world.store.publish("ingest.failed", .object(["materialId": .string("m\(n)"), "userId": "u1", "title": .string("Doc \(n)"), "reason": "Empty."]), user: "u1")
+            try world.store.publish("ingest.failed", Payloads.ingestFailed("m\(n)", user: "u1", title: "Doc \(n)"), user: "u1")
         }
         try await world.startNotifier()
         try await eventually("caught up") { try await receiver.received("/ok/late").count == 5 }
         // A restart replays nothing twice: the cursor moved with the notifications.
         await world.stopNotifier()
-        try world.store.publish("ingest.failed", .object(["materialId": "m6", "userId": "u1", "title": "Doc 6", "reason": "Empty."]), user: "u1")
+        try world.store.publish("ingest.failed", Payloads.ingestFailed("m6", user: "u1", title: "Doc 6"), user: "u1")
         try await world.startNotifier()
         try await eventually("the sixth arrives") { try await receiver.received("/ok/late").count == 6 }
         try await Task.sleep(for: .milliseconds(500))  // time for a wrong second delivery to show

@@ -90,6 +90,36 @@ enum Payloads {
     static func timerDeleted(_ id: String, user: String) -> JSONValue {
         json(TimerDeleted(timer: countdown(id, user: user), reason: .deleted))
     }
+
+    static func timing() -> ReminderTiming {
+        ReminderTiming(localDate: "2026-11-22", localTime: "09:00", timeZone: "UTC", scheduledFor: Date(), late: false)
+    }
+
+    /// scheduler's `review.due`; an empty title and body ask for notifier's own wording.
+    static func reviewDue(user: String, dueCount: Int, title: String = "", body: String = "") -> JSONValue {
+        json(ReviewDueEvent(reminderId: "review.due:\(user):2026-11-22", userId: user, dueCount: dueCount, overdueCount: 3, newCount: 4,
+                            streakDays: 5, timing: timing(), title: title, body: body))
+    }
+
+    static func habitDue(user: String, taskName: String, title: String, body: String) -> JSONValue {
+        json(HabitDueEvent(reminderId: "habit.due:\(user):k1", userId: user, taskId: "k1", taskName: taskName, systemId: "s1",
+                           systemName: "Reading", identity: "a Consistent Reader", cue: nil, currentStreak: 2, timing: timing(), title: title, body: body))
+    }
+
+    static func testDue(user: String, testName: String) -> JSONValue {
+        json(TestDueEvent(reminderId: "test.due:\(user):p1", userId: user, testId: "p1", testName: testName, unit: "min", dueDate: "2026-11-22",
+                          lastValue: nil, lastDate: nil, best: nil, timing: timing(), title: "", body: ""))
+    }
+
+    static func materialIngested(_ id: String, user: String, title: String, flashcardIds: [String]) -> JSONValue {
+        let now = Date()
+        let material = Material(id: id, userId: user, title: title, sourceKind: .md, status: .ready, createdAt: now, updatedAt: now)
+        return json(MaterialIngested(material: material, sourceDocumentId: "d-\(id)", chunkCount: 4, flashcardIds: flashcardIds, setId: nil))
+    }
+
+    static func ingestFailed(_ id: String, user: String, title: String, reason: String = "Empty.") -> JSONValue {
+        json(IngestFailed(materialId: id, userId: user, title: title, reason: reason, failedAt: Date()))
+    }
 }
 
 /// The notifier in-process, with a broker, a client bus and the stand-in producers.

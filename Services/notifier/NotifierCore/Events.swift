@@ -2,23 +2,19 @@ import Bus
 import Contracts
 import Foundation
 
-// The events notifier consumes. timer-ticker's are decoded with its contract's typed topics.
-// The scheduler's and store's contracts are not on main yet: their events are decoded leniently
-// here, with only the fields notifier needs, named as in their declared payloads
-// (ReviewDueEvent/HabitDueEvent/TestDueEvent, MaterialIngested, IngestFailed); switch to their
-// typed topics when those contracts land.
+// The events notifier consumes, decoded with their producers' typed topics.
 
 /// The producers and topics the notifier consumes from their durable streams.
 enum ConsumedTopics {
     static let timerTicker = TimerTickerContract.serviceName
-    static let scheduler = "scheduler"
-    static let store = "store"
+    static let scheduler = SchedulerContract.serviceName
+    static let store = StoreContract.serviceName
 
     static let timerCompleted = TimerTicker.timerCompleted.name
     static let timerCancelling: Set<String> = [TimerTicker.timerDeleted.name, TimerTicker.timerStopped.name, TimerTicker.timerRestarted.name]
-    static let reminders: Set<String> = ["review.due", "habit.due", "test.due"]
-    static let materialIngested = "material.ingested"
-    static let ingestFailed = "ingest.failed"
+    static let reminders: Set<String> = [Scheduler.reviewDue.name, Scheduler.habitDue.name, Scheduler.testDue.name]
+    static let materialIngested = Store.materialIngested.name
+    static let ingestFailed = Store.ingestFailed.name
 }
 
 /// What an alarm needs from a timer.
@@ -47,34 +43,30 @@ struct TimerView {
     }
 }
 
-/// `review.due`, `habit.due`, `test.due` (scheduler): suggested wording plus the facts behind it.
-struct ReminderView: Decodable {
-    var reminderId: String?
-    var userId: String?
-    var title: String?
-    var body: String?
-    var dueCount: Int?
-    var taskName: String?
-    var systemName: String?
-    var identity: String?
-    var testName: String?
-}
+/// A scheduler reminder (`review.due`, `habit.due`, `test.due`): its user and wording — the
+/// scheduler's, or ours when it sent none.
+struct ReminderView {
+    var userId: String
+    var title: String
+    var body: String
 
-/// `material.ingested` (store).
-struct MaterialIngestedView: Decodable {
-    struct Material: Decodable {
-        var id: String
-        var userId: String?
-        var title: String?
+    static func decode(_ event: BusEvent) throws -> ReminderView {
+        switch event.topic {
+        case Scheduler.reviewDue.name:
+            let due = try event.decode(Scheduler.reviewDue)
+            return ReminderView(userId: due.userId, due.title, due.body, otherwise: Wording.reviewDue(dueCount: due.dueCount))
+        case Scheduler.habitDue.name:
+            let due = try event.decode(Scheduler.habitDue)
+            return ReminderView(userId: due.userId, due.title, due.body,
+                                otherwise: Wording.habitDue(taskName: due.taskName, systemName: due.systemName, identity: due.identity))
+        default:
+            let due = try event.decode(Scheduler.testDue)
+            return ReminderView(userId: due.userId, due.title, due.body, otherwise: Wording.testDue(testName: due.testName))
+        }
     }
-    var material: Material
-    var flashcardIds: [String]?
-}
 
-/// `ingest.failed` (store, on behalf of the ingest workers).
-struct IngestFailedView: Decodable {
-    var materialId: String
-    var userId: String?
-    var title: String?
-    var reason: String?
+    private init(userId: String, _ title: String, _ body: String, otherwise fallback: (String, String)) {
+        self.userId = userId
+        (self.title, self.body) = title.isEmpty || body.isEmpty ? fallback : (title, body)
+    }
 }

@@ -25,22 +25,21 @@ struct Intake: Sendable {
             let timer = try TimerView.decode(event)
             try NotificationWrites.cancelTimer(db, timerId: timer.id, userId: event.header.user ?? timer.userId, now: now)
         } else if ConsumedTopics.reminders.contains(topic) {
-            let reminder = try WireCoding.decode(ReminderView.self, from: event.payload)
+            let reminder = try ReminderView.decode(event)
             let user = try self.user(event, reminder.userId)
-            let (title, body) = wording(topic: topic, reminder)
             try NotificationWrites.addReminder(
-                db, userId: user, eventId: event.header.id, title: title, body: body, now: now, window: configuration.reminderWindow)
+                db, userId: user, eventId: event.header.id, title: reminder.title, body: reminder.body, now: now, window: configuration.reminderWindow)
         } else if topic == ConsumedTopics.materialIngested {
-            let ingested = try WireCoding.decode(MaterialIngestedView.self, from: event.payload)
+            let ingested = try event.decode(Store.materialIngested)
             let user = try self.user(event, ingested.material.userId)
-            let (title, body) = Wording.materialReady(title: ingested.material.title ?? "Your material", flashcards: ingested.flashcardIds?.count ?? 0)
+            let (title, body) = Wording.materialReady(title: ingested.material.title, flashcards: ingested.flashcardIds.count)
             try NotificationWrites.insert(db, NewNotification(
                 id: "\(event.header.id)_0", userId: user, kind: .material, title: title, body: body, tags: ["white_check_mark"],
                 sourceEventId: event.header.id, notBefore: now), now: now)
         } else if topic == ConsumedTopics.ingestFailed {
-            let failed = try WireCoding.decode(IngestFailedView.self, from: event.payload)
+            let failed = try event.decode(Store.ingestFailed)
             let user = try self.user(event, failed.userId)
-            let (title, body) = Wording.materialFailed(title: failed.title ?? "Your material", reason: failed.reason ?? "")
+            let (title, body) = Wording.materialFailed(title: failed.title, reason: failed.reason)
             try NotificationWrites.insert(db, NewNotification(
                 id: "\(event.header.id)_0", userId: user, kind: .material, title: title, body: body, tags: ["warning"],
                 sourceEventId: event.header.id, notBefore: now), now: now)
@@ -52,15 +51,5 @@ struct Intake: Sendable {
             throw .invalidArgument("\(event.topic) event \(event.header.id) names no user (header 'user' or payload 'userId')")
         }
         return user
-    }
-
-    /// The scheduler's suggested wording when it sent one, else ours.
-    private func wording(topic: String, _ reminder: ReminderView) -> (String, String) {
-        if let title = reminder.title, !title.isEmpty, let body = reminder.body, !body.isEmpty { return (title, body) }
-        switch topic {
-        case "review.due": return Wording.reviewDue(dueCount: reminder.dueCount ?? 0)
-        case "habit.due": return Wording.habitDue(taskName: reminder.taskName ?? "Your habit", systemName: reminder.systemName, identity: reminder.identity)
-        default: return Wording.testDue(testName: reminder.testName ?? "Your test")
-        }
     }
 }
