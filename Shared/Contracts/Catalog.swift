@@ -19,6 +19,7 @@ public enum Catalog {
     /// The contracts of all StudyBus services.
     public static let contracts: [any ServiceContract] = [
         AIGateway,
+        Ingest,
         Notifier,
         Scheduler,
         Store,
