@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "ai-gateway", targets: ["ai-gateway"]),
         .executable(name: "store", targets: ["store"]),
         .executable(name: "notifier", targets: ["notifier"]),
+        .executable(name: "ingest", targets: ["ingest"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -19,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -184,6 +186,27 @@ let package = Package(
             path: "Benchmarks/NotifierBench"
         ),
 
+        // MARK: ingest
+        // ingest: stateless workers that turn uploaded files into text, chunks, summaries and
+        // cards (any number of instances); a library with the logic and a thin main.
+        .target(
+            name: "IngestCore",
+            dependencies: [
+                "Bus", "Contracts", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ],
+            path: "Services/ingest/IngestCore"
+        ),
+        .executableTarget(name: "ingest", dependencies: ["IngestCore", "ServiceKit"], path: "Services/ingest/main"),
+        .executableTarget(
+            name: "IngestBench",
+            dependencies: ["Bus", "Contracts", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/IngestBench"
+        ),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -234,6 +257,15 @@ let package = Package(
             ],
             path: "Tests/SchedulerTests",
             exclude: ["Reference"]
+        ),
+        .testTarget(
+            name: "IngestTests",
+            dependencies: [
+                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
+                "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/IngestTests",
+            exclude: ["Fixtures"]
         ),
     ]
 )

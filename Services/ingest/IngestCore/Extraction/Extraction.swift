@@ -1,0 +1,74 @@
+import Bus
+import Contracts
+import Foundation
+
+/// What extractors may need beyond the file: the external tools, a scratch folder, and
+/// transcription through ai-gateway (audio, also inside e-mails).
+struct ExtractionContext: Sendable {
+    var tools: ToolSettings
+    /// A folder of the job's own for files handed to tools; removed when the job ends.
+    var scratch: URL
+    /// Transcribes audio (bytes, file name, media type).
+    var transcribe: @Sendable (Data, String, String?) async throws(BusError) -> TranscribeResponse
+    /// How deep in attached e-mails this file is (attachments of attachments are read to depth 3).
+    var depth = 0
+}
+
+/// Turns a file of a known format into an ``ExtractedDocument``. Parsing runs on a dispatch
+/// queue, tools on threads of their own: never long on Swift's cooperative pool.
+enum Extraction {
+    /// The document in `data`, a file of `format` called `fileName`.
+    /// - Throws: `INVALID_ARGUMENT` for a file that cannot be read (damaged, truncated, no text),
+    ///   `FAILED_PRECONDITION` when a tool or a transcription provider is missing,
+    ///   `DEADLINE_EXCEEDED` when a tool ran out of time.
+    static func extract(_ format: IngestFormat, _ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
+        let document: ExtractedDocument
+        switch format {
+        case .txt:
+            document = try await offload { () throws(BusError) in
+                let (text, _) = TextDecoding.decode(data)
+                return try FlashcardTableExtractor.isAnkiExport(text)
+                    ? FlashcardTableExtractor.extract(text, delimiter: nil, fileName: fileName)
+                    : PlainTextExtractor.extract(text)
+            }
+        case .md: document = try await offload { () throws(BusError) in MarkdownExtractor.extract(TextDecoding.decode(data).text) }
+        case .html: document = try await offload { () throws(BusError) in HTMLExtractor.extract(data) }
+        case .csv: document = try await offload { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: nil, fileName: fileName) }
+        case .tsv: document = try await offload { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: 0x09, fileName: fileName) }
+        case .srt, .vtt: document = try await offload { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
+        case .ics: document = try await offload { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
+        case .docx: document = try await offload { () throws(BusError) in try DOCXExtractor.extract(data, fileName: fileName) }
+        case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
+        case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
+        case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)
+        case .eml: document = try await EmailExtractor.extract(data, fileName: fileName, context: context)
+        }
+        guard !document.isBlank || !document.calendar.isEmpty else {
+            throw .invalidArgument("no text found in '\(fileName)'; check that it is the right file and not empty inside")
+        }
+        return document
+    }
+
+    /// Runs CPU-bound work on a dispatch queue, so it does not hold one of the few threads of
+    /// Swift's cooperative pool that every request and call needs.
+    static func offload<Output: Sendable>(_ work: @escaping @Sendable () throws(BusError) -> Output) async throws(BusError) -> Output {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Output, BusError>, Never>) in
+            DispatchQueue.global(qos: .userInitiated).async {
+                continuation.resume(returning: Result { () throws(BusError) -> Output in try work() })
+            }
+        }
+        return try result.get()
+    }
+
+    /// Writes `data` into the scratch folder for a tool to read; returns the path.
+    static func scratchFile(_ data: Data, named name: String, in context: ExtractionContext) throws(BusError) -> String {
+        let url = context.scratch.appending(path: "\(UUID().uuidString)-\(name)")
+        do {
+            try FileManager.default.createDirectory(at: context.scratch, withIntermediateDirectories: true)
+            try data.write(to: url)
+        } catch {
+            throw .internal("cannot write a scratch file for the job: \(error.localizedDescription)")
+        }
+        return url.path
+    }
+}

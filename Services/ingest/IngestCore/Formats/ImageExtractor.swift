@@ -1,0 +1,37 @@
+import Bus
+import Contracts
+import Foundation
+
+/// PNG and JPEG: text by OCR, with `tesseract` (Debian packages tesseract-ocr and
+/// tesseract-ocr-eng, plus tesseract-ocr-LANG for `INGEST_OCR_LANGUAGES`) as a subprocess.
+enum ImageExtractor {
+    static let tool = ExternalTool(command: "tesseract", package: "tesseract-ocr", variable: "INGEST_TESSERACT")
+
+    static func extract(_ data: Data, format: IngestFormat, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
+        let path = try Extraction.scratchFile(data, named: "input.\(format.rawValue)", in: context)
+        var tesseract = tool
+        tesseract.command = context.tools.tesseract
+        let output: Data
+        do throws(BusError) {
+            output = try await ToolRunner.run(
+                tesseract, arguments: [path, "stdout", "-l", context.tools.ocrLanguages], timeout: context.tools.timeout, file: fileName)
+        } catch where error.code == .invalidArgument {
+            if error.message.contains("Failed loading language") {
+                throw .failedPrecondition(
+                    "OCR languages '\(context.tools.ocrLanguages)' are not installed on this ingest worker: install tesseract-ocr-<lang> for each (INGEST_OCR_LANGUAGES)")
+            }
+            throw .invalidArgument("the image '\(fileName)' is damaged or truncated and cannot be read; upload the complete file. \(error.message)")
+        }
+        var builder = DocumentBuilder()
+        builder.page = 1
+        builder.pageCount = 1
+        for paragraph in TextLines.paragraphs(TextLines.lines(Array(output))) {
+            builder.paragraph(utf8: TextLines.unwrapped(paragraph))
+        }
+        let document = builder.build()
+        guard !document.isBlank else {
+            throw .invalidArgument("OCR found no text in the image '\(fileName)'; upload a sharper, well-lit image with the text upright")
+        }
+        return document
+    }
+}

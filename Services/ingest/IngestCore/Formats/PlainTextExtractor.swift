@@ -1,0 +1,10 @@
+/// TXT: paragraphs separated by blank lines, lines within a paragraph kept.
+enum PlainTextExtractor {
+    static func extract(_ text: String) -> ExtractedDocument {
+        var builder = DocumentBuilder()
+        for paragraph in TextLines.paragraphs(TextLines.lines(Array(text.utf8))) {
+            builder.paragraph(utf8: TextLines.joined(paragraph))
+        }
+        return builder.build()
+    }
+}

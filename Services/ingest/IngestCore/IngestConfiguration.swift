@@ -1,0 +1,93 @@
+import Bus
+import Foundation
+import ServiceKit
+
+/// How chunks are cut (docs/services/ingest.md, "Chunking").
+public struct ChunkingSettings: Sendable, Equatable {
+    /// The size a chunk aims at, in characters (Unicode scalars); chunks are at most this long
+    /// unless one word is longer.
+    public var targetCharacters: Int
+    /// Characters a chunk repeats from the end of the previous one (at most a quarter of the target).
+    public var overlapCharacters: Int
+
+    public init(targetCharacters: Int = 1000, overlapCharacters: Int = 150) {
+        self.targetCharacters = targetCharacters
+        self.overlapCharacters = overlapCharacters
+    }
+}
+
+/// Where the external tools are and how long they may run.
+public struct ToolSettings: Sendable {
+    /// `pdftotext` (Debian package poppler-utils): a name looked up in `PATH`, or a path.
+    public var pdftotext: String
+    /// `tesseract` (Debian packages tesseract-ocr, tesseract-ocr-eng).
+    public var tesseract: String
+    /// Tesseract's languages, e.g. `eng` or `eng+ita` (each needs its tesseract-ocr-LANG package).
+    public var ocrLanguages: String
+    /// The longest one run of a tool may take; it is killed then.
+    public var timeout: Duration
+
+    public init(pdftotext: String = "pdftotext", tesseract: String = "tesseract", ocrLanguages: String = "eng", timeout: Duration = .seconds(60)) {
+        self.pdftotext = pdftotext
+        self.tesseract = tesseract
+        self.ocrLanguages = ocrLanguages
+        self.timeout = timeout
+    }
+}
+
+/// Everything an ingest worker reads from its environment.
+public struct IngestConfiguration: Sendable {
+    /// Requests the worker takes at once from the broker (`INGEST_CREDIT`).
+    public var credit = 16
+    /// Jobs processed at once (`INGEST_CONCURRENCY`); more wait in the worker's queue.
+    public var concurrency = 4
+    /// Jobs that may wait in the queue before submits are refused with RESOURCE_EXHAUSTED.
+    public var queueLimit = 256
+    public var chunking = ChunkingSettings()
+    public var tools = ToolSettings()
+    /// A job's hard limit, from the moment its material went `processing` (queueing included).
+    public var jobTimeout: Duration = .seconds(120)
+    /// A material `processing` for longer than this has lost its worker; must exceed
+    /// `jobTimeout`, so that no live worker's job is taken for lost.
+    public var stuckAfter: Duration = .seconds(150)
+    /// How often each worker looks for materials whose worker was lost.
+    public var sweepInterval: Duration = .seconds(30)
+    /// Sentences asked of `summarize`.
+    public var summarySentences = 5
+    /// Terms asked of `keywords`.
+    public var keywordCount = 10
+
+    public init() {}
+
+    /// A material whose worker was lost ends `failed` at most this long after its processing
+    /// started, as long as any ingest worker runs (the sweep's age bound plus one interval).
+    public var lostWorkerBound: Duration { stuckAfter + sweepInterval }
+
+    /// Reads `INGEST_*` variables (docs/services/ingest.md has the table).
+    /// - Throws: `INVALID_ARGUMENT` naming a variable with a bad value.
+    public static func fromEnvironment(_ environment: Environment) throws(BusError) -> IngestConfiguration {
+        var configuration = IngestConfiguration()
+        configuration.credit = try environment.int("INGEST_CREDIT", default: configuration.credit, in: 1...1024)
+        configuration.concurrency = try environment.int("INGEST_CONCURRENCY", default: configuration.concurrency, in: 1...256)
+        configuration.queueLimit = try environment.int("INGEST_QUEUE_LIMIT", default: configuration.queueLimit, in: 0...100_000)
+        let target = try environment.int("INGEST_CHUNK_TARGET_CHARS", default: 1000, in: 100...50_000)
+        let overlap = try environment.int("INGEST_CHUNK_OVERLAP_CHARS", default: min(150, target / 4), in: 0...(target / 4))
+        configuration.chunking = ChunkingSettings(targetCharacters: target, overlapCharacters: overlap)
+        configuration.tools = ToolSettings(
+            pdftotext: environment.string("INGEST_PDFTOTEXT", default: "pdftotext"),
+            tesseract: environment.string("INGEST_TESSERACT", default: "tesseract"),
+            ocrLanguages: environment.string("INGEST_OCR_LANGUAGES", default: "eng"),
+            timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)))
+        configuration.jobTimeout = .seconds(try environment.int("INGEST_JOB_TIMEOUT_SECONDS", default: 120, in: 1...86_400))
+        let stuckAfter = try environment.int("INGEST_STUCK_AFTER_SECONDS", default: 150, in: 1...86_400)
+        configuration.stuckAfter = .seconds(stuckAfter)
+        guard configuration.stuckAfter > configuration.jobTimeout else {
+            throw .invalidArgument(
+                "environment variable INGEST_STUCK_AFTER_SECONDS (\(stuckAfter)) must exceed INGEST_JOB_TIMEOUT_SECONDS, or a live worker's job could be taken for lost")
+        }
+        configuration.sweepInterval = .seconds(try environment.int("INGEST_SWEEP_INTERVAL_SECONDS", default: 30, in: 1...86_400))
+        configuration.summarySentences = try environment.int("INGEST_SUMMARY_SENTENCES", default: 5, in: 1...20)
+        configuration.keywordCount = try environment.int("INGEST_KEYWORDS", default: 10, in: 1...50)
+        return configuration
+    }
+}

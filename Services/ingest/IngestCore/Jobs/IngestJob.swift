@@ -1,0 +1,39 @@
+import Contracts
+import Foundation
+
+/// One material to process: its file, what to make of it, and by when.
+struct IngestJob: Sendable {
+    /// Unique per attempt; the idempotency key of its `materials.put`.
+    let id: String
+    var material: Material
+    let format: IngestFormat
+    let file: Data
+    let fileName: String
+    let generateFlashcards: Bool
+    let maxFlashcards: Int
+    /// Whether the material's title may be replaced by the one found in the file (the caller
+    /// gave none, so it is the file name).
+    let titleFromDocument: Bool
+    /// The hard limit of the attempt, counted from before the material went `processing`.
+    let deadline: ContinuousClock.Instant
+    /// The same limit as a date, for downstream calls' deadlines.
+    let wallDeadline: Date
+    /// `traceparent`, passed on to downstream calls.
+    let meta: [String: String]
+
+    var user: String { material.userId }
+}
+
+/// Progress percentages of the stages (0 queued … 100 done).
+extension IngestStage {
+    var percent: Int {
+        switch self {
+        case .queued: 0
+        case .extracting: 10
+        case .chunking: 40
+        case .analyzing: 50
+        case .saving: 85
+        case .ready, .failed: 100
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Bus
+import Contracts
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+/// Runs jobs: at most `concurrency` at once (the rest wait in arrival order), each within its
+/// hard time limit; a job that fails, runs out of time or is cut short by shutdown leaves its
+/// material `failed` with the reason. On graceful shutdown it lets running jobs finish (up to
+/// 15 s), then stops the rest, which fail with a reason that says to retry.
+public final class JobRunner: Service, Sendable {
+    /// How long a graceful shutdown waits for jobs before stopping them.
+    static let drainTimeout: Duration = .seconds(15)
+
+    private let pipeline: Pipeline
+    private let configuration: IngestConfiguration
+    private let slots: JobSlots
+    private let logger: Logger
+    /// Jobs started and not finished, by job id.
+    private let active = Mutex<[String: (material: String, task: Task<IngestResult, any Error>)]>([:])
+
+    init(pipeline: Pipeline, configuration: IngestConfiguration, logger: Logger) {
+        self.pipeline = pipeline
+        self.configuration = configuration
+        slots = JobSlots(count: configuration.concurrency)
+        self.logger = logger
+    }
+
+    /// Whether this worker is processing `materialId` now.
+    func isRunning(_ materialId: String) -> Bool {
+        active.withLock { $0.values.contains { $0.material == materialId } }
+    }
+
+    /// Jobs started and not finished.
+    public var activeCount: Int { active.withLock { $0.count } }
+
+    /// Refuses more work when the queue is full.
+    /// - Throws: `RESOURCE_EXHAUSTED` saying to try again or add workers.
+    func admit() throws(BusError) {
+        let limit = configuration.concurrency + configuration.queueLimit
+        guard activeCount < limit else {
+            throw .resourceExhausted("this ingest worker has \(limit) jobs running or queued; retry in a moment (operators: add ingest workers)")
+        }
+    }
+
+    /// Starts `job`; its task returns the result or throws the error that failed the material.
+    @discardableResult
+    func start(_ job: IngestJob) -> Task<IngestResult, any Error> {
+        // Registered under the lock the task's end takes too, so it cannot end unregistered.
+        active.withLock { active in
+            let task = Task<IngestResult, any Error> {
+                defer { _ = self.active.withLock { $0.removeValue(forKey: job.id) } }
+                return try await self.execute(job)
+            }
+            active[job.id] = (job.material.id, task)
+            return task
+        }
+    }
+
+    private func execute(_ job: IngestJob) async throws(BusError) -> IngestResult {
+        let started = ContinuousClock.now
+        logger.info("job started", metadata: [
+            "material": "\(job.material.id)", "user": "\(job.user)", "format": "\(job.format.rawValue)", "bytes": "\(job.file.count)",
+        ])
+        pipeline.progress.report(job, .queued)
+        let timedOut = Flag()
+        let work = Task { () async throws -> IngestResult in
+            try await slots.withSlot { try await pipeline.process(job) }
+        }
+        let timer = Task {
+            try await Task.sleep(until: job.deadline, clock: .continuous)
+            timedOut.set()
+            work.cancel()
+        }
+        let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
+        timer.cancel()
+        let milliseconds = (ContinuousClock.now - started).wholeMicroseconds / 1000
+        switch result {
+        case .success(let result):
+            logger.info("job ready", metadata: [
+                "material": "\(job.material.id)", "chunks": "\(result.outcome?.chunkCount ?? 0)",
+                "cards": "\(result.outcome?.flashcardIds.count ?? 0)", "ms": "\(milliseconds)",
+            ])
+            return result
+        case .failure(let error):
+            let failure = reason(for: error, timedOut: timedOut.isSet)
+            if let material = await pipeline.fail(job, failure) {
+                return IngestResult(material: material)
+            }
+            logger.warning("job failed", metadata: [
+                "material": "\(job.material.id)", "code": "\(failure.code.name)", "reason": "\(failure.message)", "ms": "\(milliseconds)",
+            ])
+            throw BusError(failure.code, failure.message, details: .object(["materialId": .string(job.material.id)]))
+        }
+    }
+
+    /// The error the material fails with, in words the user can act on.
+    private func reason(for error: any Error, timedOut: Bool) -> BusError {
+        if timedOut {
+            return .deadlineExceeded(
+                "processing took longer than the limit of \(configuration.jobTimeout) and was stopped; try a smaller file, or call ingest.retry when the service is less busy")
+        }
+        switch error {
+        case let error as BusError where error.code != .cancelled:
+            return error
+        case is CancellationError, is BusError:
+            return .unavailable("the ingest worker stopped while processing this material; call ingest.retry to process it again")
+        default:
+            logger.error("job failed unexpectedly", metadata: ["error": "\(String(reflecting: error))"])
+            return .internal("processing failed unexpectedly (the ingest log has the details); call ingest.retry to try again")
+        }
+    }
+
+    /// Waits for graceful shutdown, then for the jobs (up to ``drainTimeout``), then stops the rest.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        let deadline = ContinuousClock.now + Self.drainTimeout
+        while activeCount > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        let remaining = active.withLock { $0.values.map(\.task) }
+        if !remaining.isEmpty { logger.warning("stopping unfinished jobs", metadata: ["count": "\(remaining.count)"]) }
+        for task in remaining { task.cancel() }
+        for task in remaining { _ = await task.result }
+    }
+}
+
+/// A flag set once, read from any task.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set() { value.store(true, ordering: .releasing) }
+    var isSet: Bool { value.load(ordering: .acquiring) }
+}

@@ -1,0 +1,132 @@
+import Bus
+import Contracts
+import Foundation
+import Logging
+
+/// The steps of one job after its material is `processing`: extract, chunk, analyze (ai-gateway),
+/// write (store) — and, when any of them fails, the material marked failed with the reason.
+struct Pipeline: Sendable {
+    let bus: Bus
+    let configuration: IngestConfiguration
+    let progress: ProgressReporter
+    let writes: StoreWrites
+    let enricher: Enricher
+    let logger: Logger
+
+    init(bus: Bus, configuration: IngestConfiguration, logger: Logger) {
+        self.bus = bus
+        self.configuration = configuration
+        self.logger = logger
+        progress = ProgressReporter(bus: bus, logger: logger)
+        writes = StoreWrites(bus: bus)
+        enricher = Enricher(bus: bus, summarySentences: configuration.summarySentences, keywordCount: configuration.keywordCount)
+    }
+
+    /// Processes the job (its slot already taken) and stores the result.
+    func process(_ job: IngestJob) async throws(BusError) -> IngestResult {
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "studybus-ingest-\(job.id)")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        progress.report(job, .extracting)
+        let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job))
+        let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, context: context)
+        try checkCancellation()
+
+        progress.report(job, .chunking)
+        let settings = configuration.chunking
+        let chunks = try await Extraction.offload { () throws(BusError) in try Chunker.chunks(of: document, settings: settings) }
+        try checkCancellation()
+
+        progress.report(job, .analyzing)
+        let enrichment = try await enricher.enrich(document, chunks: chunks, job: job)
+        try checkCancellation()
+
+        progress.report(job, .saving)
+        let (tasks, sessions) = try await writes.createCalendarEntries(document.calendar, job: job)
+        let request = putRequest(job, document: document, chunks: chunks, enrichment: enrichment)
+        try checkCancellation()
+        let stored = try await writes.put(request, job: job)
+        progress.report(job, .ready)
+        return IngestResult(material: stored.material, outcome: IngestOutcome(
+            format: job.format, sourceDocumentId: stored.sourceDocument.id, chunkCount: stored.chunkIds.count,
+            flashcardIds: stored.flashcardIds, setId: stored.setId, taskIds: tasks, sessionIds: sessions))
+    }
+
+    /// Marks the job's material failed with `error`'s message (publishing `ingest.failed` from
+    /// the store). Returns the material if it turned out to be ready after all (the job's
+    /// `materials.put` committed although its reply was lost to a time-out).
+    func fail(_ job: IngestJob, _ error: BusError) async -> Material? {
+        progress.report(job, .failed, message: error.message)
+        do throws(BusError) {
+            _ = try await bus.call(Store.failMaterial, MaterialFail(id: job.material.id, reason: error.message), options: CallOptions(user: job.user, meta: job.meta))
+        } catch where error.code == .failedPrecondition {
+            if let material = try? await bus.call(Store.getMaterial, RecordID(id: job.material.id), options: CallOptions(user: job.user)), material.status == .ready {
+                return material
+            }
+        } catch {
+            // The sweep fails it later ("worker lost"), within the documented bound.
+            logger.error("cannot mark the material failed", metadata: ["material": "\(job.material.id)", "error": "\(error)"])
+        }
+        return nil
+    }
+
+    private func putRequest(_ job: IngestJob, document: ExtractedDocument, chunks: [Chunk], enrichment: Enrichment) -> MaterialPut {
+        var cards = enrichment.cards
+        if !document.cards.isEmpty {
+            let chunkOfBlock = ChunkIndex(chunks)
+            cards = document.cards.map { card in
+                GeneratedFlashcard(front: card.front, back: card.back, kind: card.kind, tags: card.tags,
+                                   chunkOrdinal: chunkOfBlock.ordinal(containing: document.blocks[card.block].bytes.lowerBound))
+            }
+        }
+        let foundTitle = document.title.map { String($0.prefix(StoreLimits.titleLength)) }.flatMap { $0.isEmpty ? nil : $0 }
+        let title = job.titleFromDocument ? foundTitle : nil
+        return MaterialPut(
+            materialId: job.material.id, title: title, summary: enrichment.summary, keywords: enrichment.keywords,
+            sourceDocument: SourceDocumentInput(
+                title: String((foundTitle ?? job.fileName).prefix(StoreLimits.titleLength)), pageCount: document.pageCount,
+                durationSeconds: document.durationSeconds, language: document.language),
+            chunks: chunks.map { chunk in
+                ChunkInput(ordinal: chunk.ordinal, text: chunk.text, pageNumber: chunk.page, startSeconds: chunk.startSeconds,
+                           endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset)
+            },
+            flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title)
+    }
+
+    /// Transcription through ai-gateway for this job's user and time.
+    private func transcriber(for job: IngestJob) -> @Sendable (Data, String, String?) async throws(BusError) -> TranscribeResponse {
+        let bus = self.bus
+        return { audio, fileName, contentType throws(BusError) in
+            do throws(BusError) {
+                return try await bus.call(
+                    AIGateway.transcribe, TranscribeRequest(fileName: fileName, contentType: contentType),
+                    options: CallOptions(user: job.user, deadline: job.wallDeadline, meta: job.meta, attachment: audio))
+            } catch {
+                throw BusError(error.code, "ai-gateway could not transcribe '\(fileName)' (\(error.code.name): \(error.message))", details: error.details)
+            }
+        }
+    }
+
+    private func checkCancellation() throws(BusError) {
+        if Task.isCancelled { throw .cancelled("the job was cancelled") }
+    }
+}
+
+/// Which chunk holds a byte of the text: the first (chunks overlap) whose range contains it.
+struct ChunkIndex {
+    private let ends: [Int]
+    private let ordinals: [Int]
+
+    init(_ chunks: [Chunk]) {
+        ends = chunks.map(\.bytes.upperBound)
+        ordinals = chunks.map(\.ordinal)
+    }
+
+    func ordinal(containing byte: Int) -> Int? {
+        var low = 0, high = ends.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ends[middle] <= byte { low = middle + 1 } else { high = middle }
+        }
+        return low < ordinals.count ? ordinals[low] : nil
+    }
+}

@@ -1,0 +1,62 @@
+import Bus
+import Contracts
+import Crypto
+import Foundation
+
+/// The job's writes to the store: calendar entries as tasks and sessions, then everything else
+/// in one `materials.put`. Each write can be repeated safely — a retry after a lost reply, or
+/// `ingest.retry` after a failure — so calls that find the store unavailable are tried again.
+struct StoreWrites: Sendable {
+    let bus: Bus
+
+    /// Creates the tasks and study sessions of a calendar. Their ids come from the material and
+    /// the entry's UID, so a second attempt finds them (ALREADY_EXISTS) instead of duplicating them.
+    func createCalendarEntries(_ items: [CalendarItem], job: IngestJob) async throws(BusError) -> (tasks: [String], sessions: [String]) {
+        var tasks: [String] = [], sessions: [String] = []
+        for item in items {
+            let id = Self.entryID(material: job.material.id, key: item.key)
+            do throws(BusError) {
+                switch item.kind {
+                case .task(let due, let isDone):
+                    _ = try await call(Store.createTask, StudyTaskCreate(
+                        id: id, title: item.title, dueAt: due, isDone: isDone, subjectId: job.material.subjectId, materialId: job.material.id), job: job)
+                case .session(let start, let end):
+                    _ = try await call(Store.createSession, StudySessionCreate(id: id, subjectId: job.material.subjectId, startedAt: start, endedAt: end), job: job)
+                }
+            } catch where error.code == .alreadyExists {
+                // Made by an earlier attempt.
+            }
+            if case .task = item.kind { tasks.append(id) } else { sessions.append(id) }
+        }
+        return (tasks, sessions)
+    }
+
+    /// `materials.put` under the job's idempotency key.
+    func put(_ request: MaterialPut, job: IngestJob) async throws(BusError) -> MaterialPutResult {
+        try await call(Store.putMaterial, request, job: job, idempotencyKey: "ingest-" + job.id)
+    }
+
+    /// `ics-` and 40 hex digits of SHA-256 over the material id and the entry's key.
+    static func entryID(material: String, key: String) -> String {
+        "ics-" + SHA256.hash(data: Data((material + "\n" + key).utf8)).prefix(20).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Calls the store for the job's user within the job's time, trying again (three times in
+    /// all, 0.2 s then 1 s apart) while the store is unavailable.
+    func call<Request, Response>(
+        _ method: Method<Request, Response>, _ request: Request, job: IngestJob, idempotencyKey: String? = nil
+    ) async throws(BusError) -> Response {
+        let options = CallOptions(user: job.user, deadline: job.wallDeadline, meta: job.meta, idempotencyKey: idempotencyKey)
+        var attempt = 0
+        while true {
+            do throws(BusError) {
+                return try await bus.call(method, request, options: options)
+            } catch where error.code == .unavailable && attempt < 2 && !Task.isCancelled {
+                attempt += 1
+                try? await Task.sleep(for: attempt == 1 ? .milliseconds(200) : .seconds(1))
+            } catch {
+                throw BusError(error.code, "the store could not \(method.name) (\(error.code.name): \(error.message))", details: error.details)
+            }
+        }
+    }
+}
