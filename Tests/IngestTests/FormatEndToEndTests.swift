@@ -1,7 +1,7 @@
 import Bus
 import Contracts
 import Foundation
-import IngestCore
+@testable import IngestCore
 import TestSupport
 import Testing
 
@@ -83,6 +83,165 @@ struct FormatEndToEndTests {
             #expect(chunks.first { $0.pageNumber == 2 }?.text.contains("The mitochondria releases the energy stored in glucose.") == true)
             let document = try await world.store(Store.getSourceDocument, RecordID(id: try #require(result.outcome?.sourceDocumentId)))
             #expect(document.pageCount == 3)
+        }
+    }
+
+    @Test("DOCX: paragraphs, headings by style (also a localized style name), table cells; the document's title")
+    func docx() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("report.docx")
+            #expect(result.material.sourceKind == .docx)
+            #expect(result.material.title == "The Water Cycle")
+            let chunks = try await world.chunks(result.materialId)
+            #expect(chunks.contains { $0.text.hasPrefix("The Water Cycle\n\nEvaporation\n\nThe sun heats water in oceans and lakes. Water vapour rises") })
+            #expect(chunks.contains { $0.text.hasPrefix("Condensation\n\nVapour cools") })
+            let text = chunks.map(\.text).joined(separator: "\n\n")
+            #expect(text.contains("Precipitation\n\nClouds to ground"))
+            #expect(text.contains("Rain, snow & hail\tfall back to Earth."))
+        }
+    }
+
+    @Test("CSV: rows become flashcards with their tags, linked to the chunk holding them; a quoted field keeps its comma and line break")
+    func csv() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("cards.csv")
+            let cards = try await world.flashcards(result.materialId)
+            #expect(cards.map(\.front) == ["What is the powerhouse of the cell?", "What does ATP store?", "Define osmosis"])
+            #expect(cards.map(\.back) == ["The mitochondria", "Energy, for the cell's work", "The movement of water\nacross a membrane"])
+            #expect(cards.map(\.tags) == [["biology", "cells"], ["biology"], ["biology", "transport"]])
+            let chunks = try await world.chunks(result.materialId)
+            for card in cards {
+                let chunk = try #require(chunks.first { $0.id == card.chunkId })
+                #expect(chunk.text.contains(card.front))
+            }
+            #expect(result.outcome?.setId != nil)
+        }
+    }
+
+    @Test("TSV and Anki's plain-text export (HTML fields, tags column) import as flashcards")
+    func tsvAndAnki() async throws {
+        try await withIngest { world in
+            let tsv = try await world.flashcards(try await world.submit("cards.tsv").materialId)
+            #expect(tsv.map(\.front) == ["What is H2O?", "What is NaCl?"])
+            #expect(tsv.map(\.tags) == [["chemistry"], ["chemistry"]])
+            let anki = try await world.flashcards(try await world.submit("anki.txt").materialId)
+            #expect(anki.map(\.front) == ["Capital of Italy?", "Capital of France?"])
+            #expect(anki.map(\.back) == ["Rome", "Paris"])
+            #expect(anki.map(\.tags) == [["geography", "europe"], ["geography"]])
+        }
+    }
+
+    @Test("SRT and VTT: chunks carry the start of their first cue and the end of their last")
+    func subtitles() async throws {
+        try await withIngest { world in
+            let srt = try await world.submit("lecture.srt")
+            #expect(srt.material.sourceKind == .video)
+            let srtChunks = try await world.chunks(srt.materialId)
+            #expect(srtChunks.first?.startSeconds == 1)
+            #expect(srtChunks.last?.endSeconds == 15.25)
+            #expect(srtChunks.map(\.text).joined(separator: " ").contains("Welcome to the lecture on thermodynamics."))
+            let document = try await world.store(Store.getSourceDocument, RecordID(id: try #require(srt.outcome?.sourceDocumentId)))
+            #expect(document.durationSeconds == 15.25)
+
+            let vtt = try await world.chunks(try await world.submit("lecture.vtt").materialId)
+            #expect(vtt.first?.startSeconds == 0)
+            #expect(vtt.last?.endSeconds == 72)
+            let text = vtt.map(\.text).joined(separator: " ")
+            #expect(text.contains("Today we study plate tectonics.") && !text.contains("Professor") && !text.contains("NOTE") && !text.contains("align"))
+        }
+    }
+
+    @Test("ICS: an exam becomes a task, a study event a study session, a to-do a task; each entry is text of the material")
+    func calendar() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("calendar.ics", IngestSubmit(fileName: "calendar.ics", options: IngestOptions(generateFlashcards: false)))
+            #expect(result.material.title == "Autumn term")
+            #expect(result.outcome?.taskIds.count == 2)
+            #expect(result.outcome?.sessionIds.count == 1)
+            let tasks = try await world.store(Store.listTasks, StudyTaskList()).items
+            let exam = try #require(tasks.first { $0.title == "Biology exam" })
+            #expect(exam.dueAt == ISO8601DateFormatter().date(from: "2026-11-23T08:00:00Z"))  // 09:00 in Rome
+            #expect(exam.materialId == result.materialId)
+            let reading = try #require(tasks.first { $0.title.hasPrefix("Read chapter 3") })
+            #expect(reading.title == "Read chapter 3 on mitochondria and the electron transport chain before the seminar on Friday")
+            #expect(reading.dueAt == ISO8601DateFormatter().date(from: "2026-11-21T00:00:00Z"))
+            let session = try await world.store(Store.getSession, RecordID(id: try #require(result.outcome?.sessionIds.first)))
+            #expect(session.startedAt == ISO8601DateFormatter().date(from: "2026-11-20T16:00:00Z"))
+            #expect(session.endedAt == ISO8601DateFormatter().date(from: "2026-11-20T17:30:00Z"))
+            let text = try await world.chunks(result.materialId).map(\.text).joined(separator: "\n")
+            #expect(text.contains("Biology exam\nWhen: 2026-11-23 09:00–11:00 (Europe/Rome)\nWhere: Room 4\nChapters 1 to 5, bring a calculator."))
+            #expect(!text.contains("Reminder"))
+        }
+    }
+
+    @Test("ICS: writing a calendar's entries again (a retry) finds those made before instead of making them twice")
+    func calendarEntriesAreWrittenOnce() async throws {
+        try await withIngest { world in
+            let upload = try await world.client.call(
+                Store.uploadMaterial, MaterialUpload(title: "Term", sourceKind: .txt, fileName: "calendar.ics"),
+                options: CallOptions(user: "alice", attachment: try Fixture.data("calendar.ics")))
+            let document = try CalendarExtractor.extract(String(decoding: try Fixture.data("calendar.ics"), as: UTF8.self), fileName: "calendar.ics")
+            let job = IngestJob(
+                id: "job-1", material: upload.material, format: .ics, file: Data(), fileName: "calendar.ics", generateFlashcards: false,
+                maxFlashcards: 1, titleFromDocument: false, deadline: .now + .seconds(30), wallDeadline: Date() + 30, meta: [:])
+            let writes = StoreWrites(bus: world.client)
+            let first = try await writes.createCalendarEntries(document.calendar, job: job)
+            let second = try await writes.createCalendarEntries(document.calendar, job: job)
+            #expect(first.tasks == second.tasks && first.sessions == second.sessions)
+            #expect(try await world.store(Store.listTasks, StudyTaskList()).items.count == 2)
+            #expect(try await world.store(Store.listSessions, StudySessionList()).items.count == 1)
+        }
+    }
+
+    @Test("EML: the subject is the title, the plain-text alternative the body; a PDF and a calendar attachment are read, an unknown one left out")
+    func email() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("mail.eml", IngestSubmit(fileName: "mail.eml", options: IngestOptions(generateFlashcards: false)))
+            #expect(result.material.title == "Compiti: la città and the exam")
+            let chunks = try await world.chunks(result.materialId)
+            let text = chunks.map(\.text).joined(separator: "\n\n")
+            #expect(text.contains("From: Professor Rossi <rossi@example.org>"))
+            #expect(text.contains("The exam covers photosynthesis and respiration. Perché no? Good luck!"))
+            #expect(!text.contains("HTML ONLY VERSION"))
+            #expect(chunks.contains { $0.text.hasPrefix("Attachment: energy.pdf") && $0.pageNumber == 1 })
+            #expect(chunks.contains { $0.pageNumber == 2 && $0.text.contains("The mitochondria releases the energy") })
+            #expect(chunks.contains { $0.text.hasPrefix("Attachment: exam.ics") })
+            #expect(!text.contains("tool.bin"))
+            #expect(result.outcome?.taskIds.count == 2)
+            #expect(result.outcome?.sessionIds.count == 1)
+        }
+    }
+
+    @Test("PNG and JPEG: text by OCR")
+    func images() async throws {
+        try await withIngest { world in
+            for name in ["scan.png", "photo.jpg"] {
+                let result = try await world.submit(name)
+                #expect(result.material.sourceKind == .image)
+                let chunks = try await world.chunks(result.materialId)
+                #expect(chunks.map(\.text).joined(separator: " ").contains("powerhouse of the cell"), "\(name)")
+                #expect(chunks.first?.pageNumber == 1)
+            }
+        }
+    }
+
+    @Test("WAV, MP3 and M4A: transcribed through ai-gateway; segments become timed chunks")
+    func audio() async throws {
+        try await withWhisper { world, whisper in
+            for name in ["speech.wav", "speech.mp3", "speech.m4a"] {
+                try await whisper.script([.object(["transcript": WhisperMock.transcript([
+                    (0, 2.5, "Newton's first law is about inertia."), (2.5, 6, "A body keeps moving unless a force acts on it."),
+                ])])])
+                let result = try await world.submit(name)
+                #expect(result.material.sourceKind == .audio, "\(name)")
+                let chunks = try await world.chunks(result.materialId)
+                #expect(chunks.first?.startSeconds == 0)
+                #expect(chunks.last?.endSeconds == 6)
+                #expect(chunks.map(\.text).joined(separator: " ").contains("Newton's first law is about inertia."))
+                let document = try await world.store(Store.getSourceDocument, RecordID(id: try #require(result.outcome?.sourceDocumentId)))
+                #expect(document.durationSeconds == 6)
+                #expect(document.language == "english")
+            }
         }
     }
 }

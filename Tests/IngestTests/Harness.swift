@@ -8,6 +8,7 @@ import IngestCore
 import ServiceKit
 import ServiceLifecycle
 import StoreCore
+import Synchronization
 import TestSupport
 import Testing
 
@@ -98,7 +99,7 @@ final class IngestWorld: Sendable {
     let events: EventCollector
     let directory: URL
     let storeClock: ManualWallClock?
-    private let tasks: [Task<Void, any Error>]
+    private let tasks: Mutex<[Task<Void, any Error>]>
 
     /// - Parameters:
     ///   - ingest: the in-process worker's settings; nil for none (tests that start binaries).
@@ -120,17 +121,13 @@ final class IngestWorld: Sendable {
         tasks += store.services.map { service in Task { try await service.run() } }
 
         gatewayBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
-        if let gateway {
-            let database = try GatewayDatabase.open(in: directory.appending(path: "ai-gateway"), logger: testLogger("ai-gateway"))
-            let service = try AIGatewayService(bus: gatewayBus, configuration: gateway, database: database, logger: testLogger("ai-gateway"))
-            tasks.append(Task { try await service.run() })
-        }
+        if let gateway { tasks.append(try Self.runGateway(gateway, bus: gatewayBus, directory: directory)) }
 
         let ingestBus = try Bus(configuration: busConfiguration(endpoints, source: "ingest"), logger: testLogger("ingest"))
         self.ingestBus = ingestBus
         ingest = configuration.map { IngestService(bus: ingestBus, configuration: $0, logger: testLogger("ingest")) }
         if let ingest { tasks += ingest.services.map { service in Task { try await service.run() } } }
-        self.tasks = tasks
+        self.tasks = Mutex(tasks)
 
         client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         events = EventCollector(try client.subscribe(["ingest.", "material."]))
@@ -145,6 +142,19 @@ final class IngestWorld: Sendable {
         if gateway != nil { try await waitForService("ai-gateway") }
     }
 
+    private static func runGateway(_ configuration: GatewayConfiguration, bus: Bus, directory: URL) throws -> Task<Void, any Error> {
+        let database = try GatewayDatabase.open(in: directory.appending(path: "ai-gateway"), logger: testLogger("ai-gateway"))
+        let service = try AIGatewayService(bus: bus, configuration: configuration, database: database, logger: testLogger("ai-gateway"))
+        return Task { try await service.run() }
+    }
+
+    /// Starts ai-gateway (for a world made without it) and waits until it serves.
+    func startGateway(_ configuration: GatewayConfiguration = GatewayConfiguration()) async throws {
+        let task = try Self.runGateway(configuration, bus: gatewayBus, directory: directory)
+        tasks.withLock { $0.append(task) }
+        try await waitForService("ai-gateway")
+    }
+
     /// Waits until the broker has a worker of `service`.
     func waitForService(_ service: String, timeout: Duration = .seconds(30)) async throws {
         let client = client
@@ -155,6 +165,7 @@ final class IngestWorld: Sendable {
     }
 
     func stop() async {
+        let tasks = self.tasks.withLock { $0 }
         for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
         await client.shutdown()
@@ -188,6 +199,13 @@ final class IngestWorld: Sendable {
         } catch let error as BusError {
             return error
         }
+    }
+
+    /// Expects submitting the fixture `name` (or `data` under that name) to fail with a message
+    /// that contains `text`.
+    func expectFailure(_ name: String, data: Data? = nil, containing text: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let message = try await submitFailure(name, data: data, sourceLocation: sourceLocation)?.message ?? ""
+        #expect(message.contains(text), "\(message)", sourceLocation: sourceLocation)
     }
 
     /// Calls the store as `user`.

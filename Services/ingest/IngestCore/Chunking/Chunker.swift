@@ -67,11 +67,13 @@ enum Chunker {
                 var last = blockCursor
                 while last + 1 < part.upperBound, document.blocks[last + 1].bytes.lowerBound < cut { last += 1 }
                 let first = document.blocks[blockCursor]
+                // Under a title and a subtitle, the chunk belongs to the subtitle's section.
+                let body = document.blocks[blockCursor...last].first { !isHeading($0) } ?? first
                 chunks.append(Chunk(
                     ordinal: chunks.count, bytes: start..<cut, startOffset: startOffset, endOffset: endOffset,
                     text: String(decoding: document.text[start..<cut], as: UTF8.self), page: first.page,
                     startSeconds: first.startSeconds, endSeconds: document.blocks[last].endSeconds ?? first.endSeconds,
-                    section: first.section))
+                    section: body.section))
                 if chunks.count > stopAfter { return chunks }
                 start = next
             }

@@ -84,7 +84,9 @@ public final class JobRunner: Service, Sendable {
             ])
             return result
         case .failure(let error):
-            let failure = reason(for: error, timedOut: timedOut.isSet)
+            // Downstream calls share the job's deadline, so they may run out of time first.
+            let outOfTime = timedOut.isSet || ((error as? BusError)?.code == .deadlineExceeded && ContinuousClock.now >= job.deadline)
+            let failure = reason(for: error, timedOut: outOfTime)
             if let material = await pipeline.fail(job, failure) {
                 return IngestResult(material: material)
             }
@@ -112,12 +114,17 @@ public final class JobRunner: Service, Sendable {
         }
     }
 
-    /// Waits for graceful shutdown, then for the jobs (up to ``drainTimeout``), then stops the rest.
+    /// Waits for graceful shutdown, then for the jobs (up to ``drainTimeout``), then stops the
+    /// rest. Cancelled instead, it stops the jobs at once.
     public func run() async throws {
-        try? await gracefulShutdown()
-        let deadline = ContinuousClock.now + Self.drainTimeout
-        while activeCount > 0, ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(100))
+        do {
+            try await gracefulShutdown()
+            let deadline = ContinuousClock.now + Self.drainTimeout
+            while activeCount > 0, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        } catch {
+            // Cancelled: no time to wait.
         }
         let remaining = active.withLock { $0.values.map(\.task) }
         if !remaining.isEmpty { logger.warning("stopping unfinished jobs", metadata: ["count": "\(remaining.count)"]) }
