@@ -37,8 +37,9 @@ enum MarkdownExtractor {
                 let title = MarkdownInline.plain(TextLines.joined(paragraph))
                 paragraph = []
                 addHeading(title, level: level, &builder)
-            } else if indent < 4, paragraph.isEmpty, isThematicBreak(content) {
-                continue
+            } else if indent < 4, isThematicBreak(content) {
+                // A rule ends a paragraph (under one, `---` was taken as a heading above).
+                flush(&builder)
             } else {
                 paragraph.append(line)
             }

@@ -1,0 +1,116 @@
+import Contracts
+import Foundation
+@testable import IngestCore
+import Testing
+
+/// The details of reading each format, without the bus.
+@Suite("Reading formats")
+struct ParserTests {
+    @Test("text in UTF-8 (with or without BOM), UTF-16 (with BOM, or obviously without) and Windows-1252/Latin-1 is read correctly")
+    func textEncodings() {
+        let text = "Caffè “latte” costs 3 €"
+        #expect(TextDecoding.decode(Data(text.utf8)).text == text)
+        #expect(TextDecoding.decode(Data([0xEF, 0xBB, 0xBF]) + Data(text.utf8)) == (text, .utf8))
+        #expect(TextDecoding.decode(Data([0xFE, 0xFF]) + text.data(using: .utf16BigEndian)!) == (text, .utf16BE))
+        #expect(TextDecoding.decode(Data([0xFF, 0xFE]) + text.data(using: .utf16LittleEndian)!) == (text, .utf16LE))
+        #expect(TextDecoding.decode("Plain ASCII in UTF-16 without a mark".data(using: .utf16LittleEndian)!).text == "Plain ASCII in UTF-16 without a mark")
+        let windows = Data([0x43, 0x61, 0x66, 0x66, 0xE8, 0x20, 0x93, 0x6C, 0x61, 0x74, 0x74, 0x65, 0x94, 0x20, 0x63, 0x6F, 0x73, 0x74, 0x73, 0x20, 0x33, 0x20, 0x80])
+        #expect(TextDecoding.decode(windows) == (text, .latin1))
+    }
+
+    @Test("the format comes from the extension (any case), else the media type, else the first bytes")
+    func formatDetection() throws {
+        #expect(FormatDetection.format(fileName: "Notes.MD", mimeType: "application/octet-stream", data: Data("x".utf8)) == .md)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: "text/html; charset=utf-8", data: Data("x".utf8)) == .html)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: try Fixture.data("lecture.pdf")) == .pdf)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: try Fixture.data("scan.png")) == .png)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: try Fixture.data("lecture.vtt")) == .vtt)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: Data("hello".utf8)) == nil)
+        #expect(throws: Never.self) { try FormatDetection.check(fileName: "lecture.pdf", mimeType: nil, data: try Fixture.data("lecture.pdf")) }
+    }
+
+    @Test("Markdown: setext and ATX headings (closing hashes dropped), rules and #hashtags are not headings, front matter skipped")
+    func markdown() {
+        let document = MarkdownExtractor.extract("""
+            ---
+            title: ignored
+            ---
+            Big title
+            =========
+
+            ## Section ##
+            #hashtag is text
+            ***
+            Smaller
+            -------
+            [link text](http://x) and ![an image](i.png) and `code`.
+            """)
+        let blocks = document.blocks.map { (document.string($0), $0.kind) }
+        #expect(blocks.map(\.0) == ["Big title", "Section", "#hashtag is text", "Smaller", "link text and an image and code."])
+        #expect(blocks.map(\.1) == [.heading(level: 1), .heading(level: 2), .paragraph, .heading(level: 2), .paragraph])
+        #expect(document.title == "Big title")
+    }
+
+    @Test("HTML: character references, preformatted text, quoted > in attributes and a lone < are handled")
+    func html() {
+        let document = HTMLExtractor.extract(Data("""
+            <p title="a > b">x &lt; y &#8594; &#x3B1; &eacute;t&eacute; &unknown; 3 < 4</p>
+            <pre>line one
+              indented</pre>
+            """.utf8))
+        #expect(document.blocks.map { document.string($0) } == ["x < y → α été &unknown; 3 < 4", "line one\n  indented"])
+    }
+
+    @Test("delimited text: quoted delimiters and line breaks, doubled quotes, CRLF, and ; or tab guessed as the delimiter")
+    func delimited() {
+        let rows = DelimitedText.rows(Array("a,\"b, \"\"c\"\"\r\nd\"\r\ne,f\r\n".utf8)[...], delimiter: 0x2C)
+        #expect(rows == [["a", "b, \"c\"\r\nd"], ["e", "f"]])
+        #expect(DelimitedText.guessDelimiter(Array("front;back;tags".utf8)[...]) == 0x3B)
+        #expect(DelimitedText.guessDelimiter(Array("front\tback".utf8)[...]) == 0x09)
+        #expect(DelimitedText.guessDelimiter(Array("just one".utf8)[...]) == 0x2C)
+    }
+
+    @Test("store's own CSV export reads back as cards (header names the columns, kind kept, tags split at ;)")
+    func storeExportReadsBack() throws {
+        let csv = "id,front,back,kind,tags,setId\r\nc1,Term,Its meaning,definition,bio;cell biology,s1\r\n"
+        let document = try FlashcardTableExtractor.extract(csv, delimiter: nil, fileName: "export.csv")
+        #expect(document.cards.map(\.front) == ["Term"])
+        #expect(document.cards.map(\.kind) == [.definition])
+        #expect(document.cards.map(\.tags) == [["bio", "cell biology"]])
+    }
+
+    @Test("subtitle times: SRT commas, VTT dots, with or without hours")
+    func subtitleTimes() {
+        #expect(SubtitleExtractor.seconds("01:02:03,456") == 3723.456)
+        #expect(SubtitleExtractor.seconds("02:03.5") == 123.5)
+        #expect(SubtitleExtractor.seconds("nonsense") == nil)
+        #expect(SubtitleExtractor.times("00:00:01.000 --> 00:00:02.500 line:0")! == (1, 2.5))
+        #expect(SubtitleExtractor.stripTags("{\\an8}<b>Bold</b> &amp; plain") == "Bold & plain")
+    }
+
+    @Test("iCalendar: folded lines, escaped text, durations, floating times as UTC")
+    func icalendar() {
+        let lines = ICalendar.contentLines("SUMMARY:Long\r\n  title\r\nDESCRIPTION:a\\, b\\nc\r\n")
+        #expect(lines == ["SUMMARY:Long title", "DESCRIPTION:a\\, b\\nc"])
+        #expect(ICalendar.Property(lines[1])?.text == "a, b\nc")
+        #expect(ICalendar.duration("P1DT2H30M") == 95_400)
+        #expect(ICalendar.duration("PT45M") == 2700)
+        #expect(ICalendar.duration("P1W") == 604_800)
+        let floating = ICalendar.Property("DTSTART:20261122T100000")!
+        #expect(ICalendar.date(floating) == ISO8601DateFormatter().date(from: "2026-11-22T10:00:00Z"))
+        let quotedZone = ICalendar.Property("DTSTART;TZID=\"America/New_York\":20261122T100000")!
+        #expect(ICalendar.date(quotedZone) == ISO8601DateFormatter().date(from: "2026-11-22T15:00:00Z"))
+    }
+
+    @Test("MIME: encoded words (adjacent ones joined), quoted-printable soft breaks, RFC 2231 file names")
+    func mime() {
+        #expect(MIME.decodeWords("=?utf-8?Q?Caff=C3=A8?= =?utf-8?B?IGxhdHRl?= today") == "Caffè latte today")
+        #expect(MIME.decodeWords("Re: =?iso-8859-1?Q?citt=E0_bella?=") == "Re: città bella")
+        #expect(MIME.decodeWords("no encoding =? here") == "no encoding =? here")
+        #expect(String(decoding: MIME.quotedPrintable(Array("soft=\r\nbreak =3D ok".utf8)[...]), as: UTF8.self) == "softbreak = ok")
+        let part = MIMEPart(Array("Content-Disposition: attachment; filename*=utf-8''n%C3%A4me.pdf\r\n\r\nbody".utf8)[...])
+        #expect(part.fileName == "näme.pdf")
+        #expect(part.isAttachment)
+        #expect(String(decoding: part.decodedBody, as: UTF8.self) == "body")
+    }
+}
