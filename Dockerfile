@@ -5,7 +5,7 @@
 # runtime linked statically so the run stage needs no Swift installation.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
- && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libzmq3-dev libsqlite3-dev libcurl4-openssl-dev \
+ && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libzmq3-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -21,12 +21,13 @@ RUN swift build -c release --static-swift-stdlib \
         if [ -x "$bin/$product" ]; then cp "$bin/$product" /out/; fi; \
     done
 
-# Run stage: slim Debian with the shared libraries, the extraction tools ingest uses, and a
-# non-root user owning /data (each service's volume is mounted there).
+# Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader), the
+# extraction tools ingest uses, and a non-root user owning /data (each service's volume is
+# mounted there).
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libzmq5 libsqlite3-0 libcurl4 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng \
+        libzmq5 libsqlite3-0 libcurl4 libxml2 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin studybus \
  && mkdir -p /data && chown studybus:studybus /data
