@@ -1,24 +1,20 @@
 import Contracts
 import Foundation
+import Glibc
 @testable import IngestCore
 import Testing
 
-/// A deterministic generator (SplitMix64), so "random" texts are the same on every run.
+/// Deterministic "random" numbers: erand48 with a state of our own, the same on every run.
 struct SeededRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var state: [UInt16]
+    init(seed: UInt64) { state = [UInt16(truncatingIfNeeded: seed), UInt16(truncatingIfNeeded: seed >> 16), 0x330E] }
+    mutating func next() -> UInt64 { UInt64(erand48(&state) * Double(UInt64.max >> 11)) << 11 }
 }
 
 /// Prose of sentences and paragraphs, with accented and non-Latin words, abbreviations and the
 /// odd very long word.
 func prose(paragraphs: Int, seed: UInt64) -> String {
-    var random = SeededRandom(state: seed)
+    var random = SeededRandom(seed: seed)
     let words = ["cell", "energy", "città", "perché", "membrane", "ATP", "glucose", "光合作用", "e.g.", "Dr.", "3.14", "naïve", "oxygen", "the", "of", "and"]
     return (0..<paragraphs).map { _ in
         (0..<Int.random(in: 1...9, using: &random)).map { _ in
@@ -41,29 +37,30 @@ func document(_ text: String) -> ExtractedDocument {
 struct ChunkerTests {
     let settings = ChunkingSettings(targetCharacters: 300, overlapCharacters: 60)
 
-    @Test("each chunk's offsets point at exactly its text in the document, in Unicode scalars")
-    func offsetsMatchText() throws {
+    /// Calls `check` with every chunk of the prose of seeds 1…20 and the document's scalars.
+    func everyChunk(_ check: (Chunk, [Unicode.Scalar], UInt64) -> Void) throws {
         for seed in 1...20 as ClosedRange<UInt64> {
             let document = document(prose(paragraphs: 30, seed: seed))
             let scalars = Array(document.string.unicodeScalars)
-            for chunk in try Chunker.chunks(of: document, settings: settings) {
-                var text = String.UnicodeScalarView()
-                text.append(contentsOf: scalars[chunk.startOffset..<chunk.endOffset])
-                #expect(String(text) == chunk.text, "seed \(seed), chunk \(chunk.ordinal)")
-            }
+            for chunk in try Chunker.chunks(of: document, settings: settings) { check(chunk, scalars, seed) }
+        }
+    }
+
+    @Test("each chunk's offsets point at exactly its text in the document, in Unicode scalars")
+    func offsetsMatchText() throws {
+        try everyChunk { chunk, scalars, seed in
+            var text = String.UnicodeScalarView()
+            text.append(contentsOf: scalars[chunk.startOffset..<chunk.endOffset])
+            #expect(String(text) == chunk.text, "seed \(seed), chunk \(chunk.ordinal)")
         }
     }
 
     @Test("a chunk never starts or ends inside a word")
     func wholeWords() throws {
-        for seed in 1...20 as ClosedRange<UInt64> {
-            let document = document(prose(paragraphs: 30, seed: seed))
-            let scalars = Array(document.string.unicodeScalars)
-            for chunk in try Chunker.chunks(of: document, settings: settings) {
-                #expect(chunk.startOffset == 0 || scalars[chunk.startOffset - 1].properties.isWhitespace, "seed \(seed) chunk \(chunk.ordinal) starts mid-word")
-                #expect(chunk.endOffset == scalars.count || scalars[chunk.endOffset].properties.isWhitespace, "seed \(seed) chunk \(chunk.ordinal) ends mid-word")
-                #expect(!chunk.text.hasPrefix(" ") && !chunk.text.hasSuffix(" ") && !chunk.text.isEmpty)
-            }
+        try everyChunk { chunk, scalars, seed in
+            #expect(chunk.startOffset == 0 || scalars[chunk.startOffset - 1].properties.isWhitespace, "seed \(seed) chunk \(chunk.ordinal) starts mid-word")
+            #expect(chunk.endOffset == scalars.count || scalars[chunk.endOffset].properties.isWhitespace, "seed \(seed) chunk \(chunk.ordinal) ends mid-word")
+            #expect(!chunk.text.hasPrefix(" ") && !chunk.text.hasSuffix(" ") && !chunk.text.isEmpty)
         }
     }
 
@@ -175,5 +172,26 @@ struct ChunkerTests {
         }
         let ratio = try fastest(large) / fastest(small)
         #expect(ratio < 40, "10x the text took \(ratio)x as long")
+    }
+}
+
+@Suite("What ai-gateway is sent")
+struct SamplingTests {
+    let chunks = try! Chunker.chunks(of: document(prose(paragraphs: 400, seed: 5)), settings: ChunkingSettings(targetCharacters: 500, overlapCharacters: 50))
+
+    @Test("a long document is sampled evenly within the byte and chunk budgets, in order")
+    func evenSample() {
+        let bytes = chunks.reduce(0) { $0 + $1.bytes.count } / 4
+        let sample = Enricher.sample(chunks, bytes: bytes, count: .max)
+        #expect(!sample.isEmpty && sample.reduce(0) { $0 + $1.bytes.count + 2 } <= bytes)
+        #expect(sample.map(\.ordinal) == sample.map(\.ordinal).sorted())
+        #expect(sample.last!.ordinal > chunks.count * 3 / 4)  // reaches the end of the document
+        let few = Enricher.sample(chunks, bytes: .max / 2, count: 10)
+        #expect(few.count == 10)
+    }
+
+    @Test("a short document is sent whole")
+    func wholeDocument() {
+        #expect(Enricher.sample(chunks, bytes: .max / 2, count: .max) == chunks)
     }
 }

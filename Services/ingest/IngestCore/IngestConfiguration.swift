@@ -1,4 +1,5 @@
 import Bus
+import Contracts
 import Foundation
 import ServiceKit
 
@@ -43,6 +44,10 @@ public struct IngestConfiguration: Sendable {
     public var concurrency = 4
     /// Jobs that may wait in the queue before submits are refused with RESOURCE_EXHAUSTED.
     public var queueLimit = 256
+    /// Bytes of files the worker holds at once (running and queued jobs); a submit beyond it is
+    /// refused with RESOURCE_EXHAUSTED, unless the worker holds nothing (one file up to 50 MB
+    /// always fits).
+    public var memoryBudgetBytes = 1024 * 1024 * 1024
     public var chunking = ChunkingSettings()
     public var tools = ToolSettings()
     /// A job's hard limit, from the moment its material went `processing` (queueing included).
@@ -56,6 +61,9 @@ public struct IngestConfiguration: Sendable {
     public var summarySentences = 5
     /// Terms asked of `keywords`.
     public var keywordCount = 10
+    /// The most text sent to `summarize` and `keywords` (longer documents: chunks sampled
+    /// evenly across them); at most ai-gateway's 2 MiB.
+    public var aiInputBytes = 256 * 1024
 
     public init() {}
 
@@ -70,6 +78,7 @@ public struct IngestConfiguration: Sendable {
         configuration.credit = try environment.int("INGEST_CREDIT", default: configuration.credit, in: 1...1024)
         configuration.concurrency = try environment.int("INGEST_CONCURRENCY", default: configuration.concurrency, in: 1...256)
         configuration.queueLimit = try environment.int("INGEST_QUEUE_LIMIT", default: configuration.queueLimit, in: 0...100_000)
+        configuration.memoryBudgetBytes = try environment.int("INGEST_MEMORY_BUDGET_MB", default: 1024, in: 1...1_048_576) * 1024 * 1024
         let target = try environment.int("INGEST_CHUNK_TARGET_CHARS", default: 1000, in: 100...50_000)
         let overlap = try environment.int("INGEST_CHUNK_OVERLAP_CHARS", default: min(150, target / 4), in: 0...(target / 4))
         configuration.chunking = ChunkingSettings(targetCharacters: target, overlapCharacters: overlap)
@@ -88,6 +97,7 @@ public struct IngestConfiguration: Sendable {
         configuration.sweepInterval = .seconds(try environment.int("INGEST_SWEEP_INTERVAL_SECONDS", default: 30, in: 1...86_400))
         configuration.summarySentences = try environment.int("INGEST_SUMMARY_SENTENCES", default: 5, in: 1...20)
         configuration.keywordCount = try environment.int("INGEST_KEYWORDS", default: 10, in: 1...50)
+        configuration.aiInputBytes = try environment.int("INGEST_AI_INPUT_KB", default: 256, in: 1...(AIGatewayLimits.textBytes / 1024)) * 1024
         return configuration
     }
 }

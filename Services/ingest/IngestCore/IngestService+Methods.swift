@@ -28,7 +28,7 @@ extension IngestService {
             throw BusError.invalidArgument("ingest.submit needs the file's bytes in the request's attachment frame (the file '\(fileName)' is empty or missing)")
         }
         let format = try FormatDetection.check(fileName: fileName, mimeType: request.mimeType, data: file)
-        try runner.admit()
+        try runner.admit(bytes: file.count)
         let (deadline, wallDeadline) = jobDeadline()
         let mimeType = request.mimeType ?? FormatDetection.catalog.first { $0.format == format }?.mimeTypes.first
         let upload = try await context.call(Store.uploadMaterial, MaterialUpload(
@@ -63,7 +63,7 @@ extension IngestService {
         }
         let fileName = original.fileName ?? material.fileName ?? "material"
         let format = try FormatDetection.check(fileName: fileName, mimeType: original.mimeType, data: file)
-        try runner.admit()
+        try runner.admit(bytes: file.count)
         let (deadline, wallDeadline) = jobDeadline()
         let processing = try await context.call(Store.startProcessing, RecordID(id: material.id))
         let job = IngestJob(

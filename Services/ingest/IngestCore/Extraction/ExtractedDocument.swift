@@ -82,14 +82,9 @@ struct ExtractedDocument: Sendable {
 /// Builds an ``ExtractedDocument`` block by block: normalizes white space, joins blocks with
 /// a blank line and keeps track of sections and pages.
 struct DocumentBuilder {
-    private(set) var text: [UInt8] = []
-    private(set) var blocks: [TextBlock] = []
-    var title: String?
-    var pageCount: Int?
-    var durationSeconds: Double?
-    var language: String?
-    var cards: [ImportedCard] = []
-    var calendar: [CalendarItem] = []
+    /// The document so far; extractors set its title, page count, duration, language, cards and
+    /// calendar entries directly, its text and blocks only through the builder.
+    var document = ExtractedDocument(text: [], blocks: [])
     /// The page the next blocks are on.
     var page: Int?
     private var section: String?
@@ -120,7 +115,7 @@ struct DocumentBuilder {
         let text = Self.normalizedParagraph(raw)
         guard !text.isEmpty else { return nil }
         append(text, kind: .paragraph)
-        return blocks.count - 1
+        return document.blocks.count - 1
     }
 
     /// Adds a timed cue (subtitles, transcript segments).
@@ -148,41 +143,37 @@ struct DocumentBuilder {
             self.heading(heading, level: 2)
             page = current
         }
-        let cardBase = blocks.count
+        let cardBase = document.blocks.count
         for (index, block) in other.blocks.enumerated() {
             var copy = block
             copy.breakBefore = block.breakBefore || (index == 0 && breakNext)
             if copy.section == nil { copy.section = heading ?? section }
             let string = other.string(block)
-            if !text.isEmpty { text.append(contentsOf: [0x0A, 0x0A]) }
-            let start = text.count
-            text.append(contentsOf: string.utf8)
-            copy.bytes = start..<text.count
-            blocks.append(copy)
+            if !document.text.isEmpty { document.text.append(contentsOf: [0x0A, 0x0A]) }
+            let start = document.text.count
+            document.text.append(contentsOf: string.utf8)
+            copy.bytes = start..<document.text.count
+            document.blocks.append(copy)
             breakNext = false
         }
-        cards += other.cards.map { card in
+        document.cards += other.cards.map { card in
             var card = card
             card.block += cardBase
             return card
         }
-        calendar += other.calendar
+        document.calendar += other.calendar
         if heading != nil { section = nil }
     }
 
     private mutating func append(_ bytes: [UInt8], kind: TextBlock.Kind, start: Double? = nil, end: Double? = nil) {
-        if !text.isEmpty { text.append(contentsOf: [0x0A, 0x0A]) }
-        let from = text.count
-        text.append(contentsOf: bytes)
-        blocks.append(TextBlock(kind: kind, bytes: from..<text.count, page: page, startSeconds: start, endSeconds: end, section: section, breakBefore: breakNext))
+        if !document.text.isEmpty { document.text.append(contentsOf: [0x0A, 0x0A]) }
+        let from = document.text.count
+        document.text.append(contentsOf: bytes)
+        document.blocks.append(TextBlock(kind: kind, bytes: from..<document.text.count, page: page, startSeconds: start, endSeconds: end, section: section, breakBefore: breakNext))
         breakNext = false
     }
 
-    func build() -> ExtractedDocument {
-        ExtractedDocument(
-            text: text, blocks: blocks, title: title, pageCount: pageCount, durationSeconds: durationSeconds, language: language,
-            cards: cards, calendar: calendar)
-    }
+    func build() -> ExtractedDocument { document }
 
     // MARK: White space (on UTF-8 bytes: fast for megabytes of text)
 

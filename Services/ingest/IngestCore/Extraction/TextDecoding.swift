@@ -12,6 +12,11 @@ enum TextDecoding {
     /// The text and the encoding it was read as.
     static func decode(_ data: Data) -> (text: String, encoding: Encoding) {
         let bytes = [UInt8](data)
+        // Valid UTF-8 is the common case: validated once, and that is the text.
+        if !bytes.starts(with: [0xFF, 0xFE]), !bytes.starts(with: [0xFE, 0xFF]), utf16WithoutMark(bytes) == nil,
+           let text = String(validating: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? bytes[3...] : bytes[...], as: UTF8.self) {
+            return (text, .utf8)
+        }
         let encoding = detect(bytes)
         return (decode(bytes, as: encoding), encoding)
     }

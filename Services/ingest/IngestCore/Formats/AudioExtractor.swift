@@ -8,8 +8,8 @@ enum AudioExtractor {
     static func extract(_ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
         let transcript = try await context.transcribe(data, fileName, nil)
         var builder = DocumentBuilder()
-        builder.durationSeconds = transcript.duration > 0 ? transcript.duration : transcript.segments.last?.end
-        builder.language = transcript.language.flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
+        builder.document.durationSeconds = transcript.duration > 0 ? transcript.duration : transcript.segments.last?.end
+        builder.document.language = transcript.language.flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
         if transcript.segments.isEmpty {
             builder.cue(transcript.text, start: 0, end: transcript.duration)
         } else {

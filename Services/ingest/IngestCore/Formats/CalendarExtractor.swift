@@ -33,7 +33,7 @@ enum CalendarExtractor {
                     entry = nil
                 }
             case "X-WR-CALNAME" where entry == nil:
-                builder.title = property.text
+                builder.document.title = property.text
             default:
                 // Only the entry's own properties: not those of its alarms.
                 guard entry != nil, nesting.last == entry?.component else { continue }
@@ -44,14 +44,14 @@ enum CalendarExtractor {
                 }
             }
         }
-        guard !builder.calendar.isEmpty else {
+        guard !builder.document.calendar.isEmpty else {
             throw .invalidArgument("no events or to-dos found in the calendar '\(fileName)'")
         }
         return builder.build()
     }
 
     private static func add(_ component: String, _ properties: [String: ICalendar.Property], to builder: inout DocumentBuilder, fileName: String) throws(BusError) {
-        guard builder.calendar.count < maximumEntries else {
+        guard builder.document.calendar.count < maximumEntries else {
             throw .invalidArgument("the calendar '\(fileName)' has more than \(maximumEntries) events and to-dos; split it into smaller files")
         }
         let summary = properties["SUMMARY"]?.text.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
@@ -69,9 +69,9 @@ enum CalendarExtractor {
         } else {
             kind = .task(due: start, isDone: false)
         }
-        let uid = properties["UID"]?.value ?? "entry-\(builder.calendar.count)"
+        let uid = properties["UID"]?.value ?? "entry-\(builder.document.calendar.count)"
         let key = uid + (properties["RECURRENCE-ID"].map { "|" + $0.value } ?? "")
-        builder.calendar.append(CalendarItem(kind: kind, title: title, key: key))
+        builder.document.calendar.append(CalendarItem(kind: kind, title: title, key: key))
 
         var lines = [title]
         if let start { lines.append("When: " + ICalendar.describe(start, end: end, timeZone: properties["DTSTART"]?.timeZone)) }

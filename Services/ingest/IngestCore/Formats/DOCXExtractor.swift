@@ -33,14 +33,14 @@ enum DOCXExtractor {
         var builder = DocumentBuilder()
         for paragraph in reader.paragraphs {
             if let level = paragraph.headingLevel {
-                if builder.heading(paragraph.text, level: level), paragraph.isTitle, builder.title == nil {
-                    builder.title = String(decoding: DocumentBuilder.singleLine(paragraph.text), as: UTF8.self)
+                if builder.heading(paragraph.text, level: level), paragraph.isTitle, builder.document.title == nil {
+                    builder.document.title = String(decoding: DocumentBuilder.singleLine(paragraph.text), as: UTF8.self)
                 }
             } else {
                 builder.paragraph(paragraph.text)
             }
         }
-        if let core, !core.isEmpty { builder.title = core }
+        if let core, !core.isEmpty { builder.document.title = core }
         return builder.build()
     }
 

@@ -26,7 +26,7 @@ enum EmailExtractor {
         var builder = DocumentBuilder()
         let subject = MIME.decodeWords(headers["subject"] ?? "").trimmingCharacters(in: .whitespaces)
         if !subject.isEmpty {
-            builder.title = String(decoding: DocumentBuilder.singleLine(subject), as: UTF8.self)
+            builder.document.title = String(decoding: DocumentBuilder.singleLine(subject), as: UTF8.self)
             builder.heading(subject, level: 1)
         }
         let envelope = [("from", "From"), ("to", "To"), ("date", "Date")]

@@ -43,14 +43,14 @@ enum FlashcardTableExtractor {
             let rowNumber = index + 1
             guard let card = try columns.card(row, html: settings.html, row: rowNumber) else { continue }
             guard let block = builder.paragraph(card.front + "\n" + card.back) else { continue }
-            builder.cards.append(ImportedCard(front: card.front, back: card.back, kind: card.kind, tags: card.tags, block: block))
+            builder.document.cards.append(ImportedCard(front: card.front, back: card.back, kind: card.kind, tags: card.tags, block: block))
         }
-        guard !builder.cards.isEmpty else {
+        guard !builder.document.cards.isEmpty else {
             throw .invalidArgument("no flashcards found in '\(fileName)': expected rows of front, back and optional tags")
         }
-        guard builder.cards.count <= StoreLimits.flashcardsPerPut else {
+        guard builder.document.cards.count <= StoreLimits.flashcardsPerPut else {
             throw .invalidArgument(
-                "'\(fileName)' has \(builder.cards.count) flashcards; one material holds at most \(StoreLimits.flashcardsPerPut): split the file")
+                "'\(fileName)' has \(builder.document.cards.count) flashcards; one material holds at most \(StoreLimits.flashcardsPerPut): split the file")
         }
         return builder.build()
     }

@@ -9,7 +9,7 @@ enum HTMLExtractor {
         var scanner = Scanner(bytes: Array(text.utf8))
         scanner.run()
         var builder = scanner.builder
-        if let title = scanner.title, !title.isEmpty { builder.title = title }
+        if let title = scanner.title, !title.isEmpty { builder.document.title = title }
         return builder.build()
     }
 

@@ -24,7 +24,7 @@ enum ImageExtractor {
         }
         var builder = DocumentBuilder()
         builder.page = 1
-        builder.pageCount = 1
+        builder.document.pageCount = 1
         for paragraph in TextLines.paragraphs(TextLines.lines(Array(output))) {
             builder.paragraph(utf8: TextLines.unwrapped(paragraph))
         }

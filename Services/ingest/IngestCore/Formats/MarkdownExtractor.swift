@@ -50,8 +50,8 @@ enum MarkdownExtractor {
 
     private static func addHeading(_ title: [UInt8], level: Int, _ builder: inout DocumentBuilder) {
         let text = String(decoding: title, as: UTF8.self)
-        if builder.heading(text, level: level), level == 1, builder.title == nil {
-            builder.title = String(decoding: DocumentBuilder.singleLine(text), as: UTF8.self)
+        if builder.heading(text, level: level), level == 1, builder.document.title == nil {
+            builder.document.title = String(decoding: DocumentBuilder.singleLine(text), as: UTF8.self)
         }
     }
 

@@ -35,7 +35,7 @@ enum PDFExtractor {
                 builder.paragraph(utf8: TextLines.unwrapped(paragraph))
             }
         }
-        builder.pageCount = pages.count
+        builder.document.pageCount = pages.count
         let document = builder.build()
         guard !document.isBlank else {
             throw .invalidArgument(

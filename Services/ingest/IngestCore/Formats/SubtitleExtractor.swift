@@ -23,7 +23,7 @@ enum SubtitleExtractor {
             throw .invalidArgument(
                 "no subtitle cues found in '\(fileName)'; SRT and VTT cues need timing lines such as 00:00:01,000 --> 00:00:04,000")
         }
-        builder.durationSeconds = lastEnd
+        builder.document.durationSeconds = lastEnd
         return builder.build()
     }
 

@@ -10,18 +10,26 @@ struct Enrichment: Sendable {
 }
 
 /// Asks ai-gateway for the summary, the keywords and (unless the file held cards itself, or the
-/// caller said no) flashcards linked to their chunks — the three at once. Texts beyond
-/// ai-gateway's limits (2 MiB, 2,000 chunks) are sampled evenly across the document, so a long
-/// file's summary and cards cover all of it.
+/// caller said no) flashcards linked to their chunks — the three at once.
+///
+/// A long document is not sent whole: summary and keywords get at most `inputBytes` of text
+/// (`INGEST_AI_INPUT_KB`), cards at most ``chunksPerCard`` chunks per card wanted — chunks
+/// sampled evenly across the document, so the result still covers all of it. Ranking every
+/// sentence of a megabyte to pick five was most of a 1 MB document's time with the local
+/// provider, and with a remote model the prompt would be hundreds of thousands of tokens.
 struct Enricher: Sendable {
     let bus: Bus
     let summarySentences: Int
     let keywordCount: Int
+    /// The most text (UTF-8 bytes) sent to `summarize` and `keywords`.
+    let inputBytes: Int
+    /// Chunks sent to `flashcards.generate` per card asked for (evenly spread).
+    static let chunksPerCard = 4
 
     func enrich(_ document: ExtractedDocument, chunks: [Chunk], job: IngestJob) async throws(BusError) -> Enrichment {
-        let text = document.text.count <= AIGatewayLimits.textBytes
+        let text = document.text.count <= inputBytes
             ? document.string
-            : Self.sample(chunks, bytes: AIGatewayLimits.textBytes, count: .max).map(\.text).joined(separator: "\n\n")
+            : Self.sample(chunks, bytes: inputBytes, count: .max).map(\.text).joined(separator: "\n\n")
         let options = CallOptions(user: job.user, deadline: job.wallDeadline, meta: job.meta)
         let wantsCards = job.generateFlashcards && document.cards.isEmpty
         do {
@@ -40,7 +48,7 @@ struct Enricher: Sendable {
     }
 
     private func generateCards(_ chunks: [Chunk], max: Int, options: CallOptions) async throws(BusError) -> [GeneratedFlashcard] {
-        let selected = Self.sample(chunks, bytes: AIGatewayLimits.textBytes, count: AIGatewayLimits.chunks)
+        let selected = Self.sample(chunks, bytes: AIGatewayLimits.textBytes, count: min(AIGatewayLimits.chunks, max * Self.chunksPerCard))
         guard !selected.isEmpty else { return [] }
         let request = FlashcardsRequest(chunks: selected.map { TextChunk(id: String($0.ordinal), text: $0.text, heading: $0.section) }, maxCards: max)
         let response = try await bus.call(AIGateway.generateFlashcards, request, options: options)
@@ -56,7 +64,8 @@ struct Enricher: Sendable {
     static func sample(_ chunks: [Chunk], bytes: Int, count: Int) -> [Chunk] {
         let total = chunks.reduce(0) { $0 + $1.bytes.count + 2 }
         guard total > bytes || chunks.count > count else { return chunks }
-        let step = max((chunks.count + count - 1) / count, (total + bytes - 1) / bytes, 1)
+        // Rounded up, written so that `count` may be Int.max.
+        let step = max((chunks.count - 1) / max(count, 1) + 1, (total - 1) / max(bytes, 1) + 1)
         var selected: [Chunk] = []
         var used = 0
         for chunk in stride(from: 0, to: chunks.count, by: step).map({ chunks[$0] }) where used + chunk.bytes.count + 2 <= bytes {

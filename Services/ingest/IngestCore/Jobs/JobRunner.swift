@@ -18,7 +18,7 @@ public final class JobRunner: Service, Sendable {
     private let slots: JobSlots
     private let logger: Logger
     /// Jobs started and not finished, by job id.
-    private let active = Mutex<[String: (material: String, task: Task<IngestResult, any Error>)]>([:])
+    private let active = Mutex<[String: (material: String, bytes: Int, task: Task<IngestResult, any Error>)]>([:])
 
     init(pipeline: Pipeline, configuration: IngestConfiguration, logger: Logger) {
         self.pipeline = pipeline
@@ -35,12 +35,14 @@ public final class JobRunner: Service, Sendable {
     /// Jobs started and not finished.
     public var activeCount: Int { active.withLock { $0.count } }
 
-    /// Refuses more work when the queue is full.
+    /// Refuses more work when the queue is full, or holding another file of `bytes` would go
+    /// beyond the memory budget.
     /// - Throws: `RESOURCE_EXHAUSTED` saying to try again or add workers.
-    func admit() throws(BusError) {
+    func admit(bytes: Int) throws(BusError) {
+        let (count, held) = active.withLock { active in (active.count, active.values.reduce(0) { $0 + $1.bytes }) }
         let limit = configuration.concurrency + configuration.queueLimit
-        guard activeCount < limit else {
-            throw .resourceExhausted("this ingest worker has \(limit) jobs running or queued; retry in a moment (operators: add ingest workers)")
+        guard count < limit, count == 0 || held + bytes <= configuration.memoryBudgetBytes else {
+            throw .resourceExhausted("this ingest worker is full (\(count) jobs running or queued); retry in a moment (operators: add ingest workers)")
         }
     }
 
@@ -53,7 +55,7 @@ public final class JobRunner: Service, Sendable {
                 defer { _ = self.active.withLock { $0.removeValue(forKey: job.id) } }
                 return try await self.execute(job)
             }
-            active[job.id] = (job.material.id, task)
+            active[job.id] = (job.material.id, job.file.count, task)
             return task
         }
     }

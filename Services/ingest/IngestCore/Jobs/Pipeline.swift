@@ -19,33 +19,37 @@ struct Pipeline: Sendable {
         self.logger = logger
         progress = ProgressReporter(bus: bus, logger: logger)
         writes = StoreWrites(bus: bus)
-        enricher = Enricher(bus: bus, summarySentences: configuration.summarySentences, keywordCount: configuration.keywordCount)
+        enricher = Enricher(
+            bus: bus, summarySentences: configuration.summarySentences, keywordCount: configuration.keywordCount,
+            inputBytes: configuration.aiInputBytes)
     }
 
     /// Processes the job (its slot already taken) and stores the result.
     func process(_ job: IngestJob) async throws(BusError) -> IngestResult {
         let scratch = FileManager.default.temporaryDirectory.appending(path: "studybus-ingest-\(job.id)")
         defer { try? FileManager.default.removeItem(at: scratch) }
-        progress.report(job, .extracting)
+        var stages = StageTimes(progress: progress, job: job)
+        stages.enter(.extracting)
         let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job))
         let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, context: context)
         try checkCancellation()
 
-        progress.report(job, .chunking)
+        stages.enter(.chunking)
         let settings = configuration.chunking
         let chunks = try await Extraction.offload { () throws(BusError) in try Chunker.chunks(of: document, settings: settings) }
         try checkCancellation()
 
-        progress.report(job, .analyzing)
+        stages.enter(.analyzing)
         let enrichment = try await enricher.enrich(document, chunks: chunks, job: job)
         try checkCancellation()
 
-        progress.report(job, .saving)
+        stages.enter(.saving)
         let (tasks, sessions) = try await writes.createCalendarEntries(document.calendar, job: job)
         let request = putRequest(job, document: document, chunks: chunks, enrichment: enrichment)
         try checkCancellation()
         let stored = try await writes.put(request, job: job)
-        progress.report(job, .ready)
+        stages.enter(.ready)
+        if logger.logLevel <= .debug { logger.debug("job stages", metadata: stages.metadata) }
         return IngestResult(material: stored.material, outcome: IngestOutcome(
             format: job.format, sourceDocumentId: stored.sourceDocument.id, chunkCount: stored.chunkIds.count,
             flashcardIds: stored.flashcardIds, setId: stored.setId, taskIds: tasks, sessionIds: sessions))
@@ -128,5 +132,27 @@ struct ChunkIndex {
             if ends[middle] <= byte { low = middle + 1 } else { high = middle }
         }
         return low < ordinals.count ? ordinals[low] : nil
+    }
+}
+
+/// Reports each stage as the job enters it, and keeps how long each took (for the debug log
+/// that shows where a job's time goes).
+struct StageTimes {
+    let progress: ProgressReporter
+    let job: IngestJob
+    private var current: (stage: IngestStage, since: ContinuousClock.Instant)?
+    private(set) var metadata: Logger.Metadata
+
+    init(progress: ProgressReporter, job: IngestJob) {
+        self.progress = progress
+        self.job = job
+        metadata = ["material": "\(job.material.id)"]
+    }
+
+    mutating func enter(_ stage: IngestStage) {
+        let now = ContinuousClock.now
+        if let current { metadata["\(current.stage.rawValue)Ms"] = "\((now - current.since).wholeMicroseconds / 1000)" }
+        current = (stage, now)
+        progress.report(job, stage)
     }
 }
