@@ -210,7 +210,7 @@ let package = Package(
         // Tests.
         .target(
             name: "TestSupport",
-            dependencies: ["Bus", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Bus", "BrokerCore", "ServiceKit", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),

@@ -31,11 +31,7 @@ struct IngestProcess {
     }
 
     func terminate() async {
-        process.send(SIGTERM)
-        if await process.waitForExit() == nil {
-            process.send(SIGKILL)
-            await process.waitForExit()
-        }
+        await process.terminate()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ServiceKit
 
 /// A process started for a test — a service binary, a fixture server — with a clean signal
 /// state. (Foundation's `Process` passes on the spawning thread's signal mask, and Swift's
@@ -13,18 +14,6 @@ public final class ChildProcess: Sendable {
     /// test's own. Standard error goes to `logFile` if given, else to the test's.
     public init(executable: String, arguments: [String] = [], environment: [String: String] = [:],
                 captureOutput: Bool = false, logFile: String? = nil) throws {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -48,7 +37,7 @@ public final class ChildProcess: Sendable {
             for pointer in envp { free(pointer) }
         }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let status = withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
         if captureOutput { close(pipeEnds[1]) }
         guard status == 0 else {
             if captureOutput { close(pipeEnds[0]) }
@@ -61,6 +50,15 @@ public final class ChildProcess: Sendable {
     /// Sends `signal` (SIGTERM, SIGKILL, …).
     public func send(_ signal: Int32) {
         kill(pid, signal)
+    }
+
+    /// Stops the process: SIGTERM, then SIGKILL if it still runs after `grace`.
+    public func terminate(grace: Duration = .seconds(20)) async {
+        send(SIGTERM)
+        if await waitForExit(timeout: grace) == nil {
+            send(SIGKILL)
+            await waitForExit()
+        }
     }
 
     /// Waits for the process to exit; returns its exit status (128 + signal when killed), or nil

@@ -38,11 +38,7 @@ public final class PythonServer: Sendable {
 
     /// Stops the server.
     public func stop() async {
-        process.send(SIGTERM)
-        if await process.waitForExit(timeout: .seconds(5)) == nil {
-            process.send(SIGKILL)
-            await process.waitForExit()
-        }
+        await process.terminate(grace: .seconds(5))
     }
 
     public struct ServerDidNotStart: Error, CustomStringConvertible {

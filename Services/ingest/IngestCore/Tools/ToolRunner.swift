@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Glibc
+import ServiceKit
 import Synchronization
 
 /// An external program ingest runs (`pdftotext`, `tesseract`), and the Debian package that has it.
@@ -74,8 +75,7 @@ enum ToolRunner {
 }
 
 /// A child process with its standard output and error on pipes, standard input empty, and a
-/// clean signal state (the threads of Swift's runtime block most signals; a child inheriting
-/// that mask would ignore SIGTERM).
+/// clean signal state (``withCleanSignalAttributes(_:)``).
 final class SpawnedProcess: Sendable {
     enum Ending: Sendable {
         case exited(Int32)
@@ -104,18 +104,6 @@ final class SpawnedProcess: Sendable {
     private let state = Mutex<(reaped: Bool, killed: Bool)>((false, false))
 
     init(executable: String, arguments: [String]) throws(SpawnError) {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         var output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
         guard pipe(&output) == 0 else { throw SpawnError(code: errno) }
         guard pipe(&errors) == 0 else {
@@ -135,7 +123,7 @@ final class SpawnedProcess: Sendable {
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
+        let status = withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
         close(output[1])
         close(errors[1])
         guard status == 0 else {
