@@ -124,7 +124,7 @@ struct ChunkerTests {
 
     @Test("a chunk keeps its page, and timed text its start and end seconds")
     func pagesAndTimes() throws {
-        let pdf = try PDFExtractor.pages(Array("Page one text.\n\u{0C}Page two text.\n\u{0C}".utf8), fileName: "x.pdf")
+        let pdf = PDFExtractor.pages(Array("Page one text.\n\u{0C}Page two text.\n\u{0C}".utf8)).build()
         let pageChunks = try Chunker.chunks(of: pdf, settings: settings)
         #expect(pageChunks.map(\.page) == [1, 2])
         #expect(pageChunks.map(\.text) == ["Page one text.", "Page two text."])

@@ -73,6 +73,16 @@ struct FormatEndToEndTests {
         }
     }
 
+    @Test("PDF without a text layer (a scan): its pages are read by OCR, with page numbers")
+    func scannedPDF() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("scan.pdf")
+            let chunks = try await world.chunks(result.materialId)
+            #expect(chunks.map(\.text).joined(separator: " ").contains("powerhouse of the cell"))
+            #expect(chunks.first?.pageNumber == 1)
+        }
+    }
+
     @Test("PDF: text per page with page numbers")
     func pdf() async throws {
         try await withIngest { world in

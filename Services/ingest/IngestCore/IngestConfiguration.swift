@@ -21,6 +21,8 @@ public struct ChunkingSettings: Sendable, Equatable {
 public struct ToolSettings: Sendable {
     /// `pdftotext` (Debian package poppler-utils): a name looked up in `PATH`, or a path.
     public var pdftotext: String
+    /// `pdftoppm` (poppler-utils), to render the pages of scanned PDFs for OCR.
+    public var pdftoppm: String
     /// `tesseract` (Debian packages tesseract-ocr, tesseract-ocr-eng).
     public var tesseract: String
     /// Tesseract's languages, e.g. `eng` or `eng+ita` (each needs its tesseract-ocr-LANG package).
@@ -28,8 +30,12 @@ public struct ToolSettings: Sendable {
     /// The longest one run of a tool may take; it is killed then.
     public var timeout: Duration
 
-    public init(pdftotext: String = "pdftotext", tesseract: String = "tesseract", ocrLanguages: String = "eng", timeout: Duration = .seconds(60)) {
+    public init(
+        pdftotext: String = "pdftotext", pdftoppm: String = "pdftoppm", tesseract: String = "tesseract", ocrLanguages: String = "eng",
+        timeout: Duration = .seconds(60)
+    ) {
         self.pdftotext = pdftotext
+        self.pdftoppm = pdftoppm
         self.tesseract = tesseract
         self.ocrLanguages = ocrLanguages
         self.timeout = timeout
@@ -84,6 +90,7 @@ public struct IngestConfiguration: Sendable {
         configuration.chunking = ChunkingSettings(targetCharacters: target, overlapCharacters: overlap)
         configuration.tools = ToolSettings(
             pdftotext: environment.string("INGEST_PDFTOTEXT", default: "pdftotext"),
+            pdftoppm: environment.string("INGEST_PDFTOPPM", default: "pdftoppm"),
             tesseract: environment.string("INGEST_TESSERACT", default: "tesseract"),
             ocrLanguages: environment.string("INGEST_OCR_LANGUAGES", default: "eng"),
             timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)))

@@ -211,6 +211,37 @@ LECTURE_PDF = pdf([
 OCR_PDF = pdf([["The mitochondria is the", "powerhouse of the cell."]], size=(480, 120), font_size=26, top=75)
 
 
+def image_pdf(jpeg, dpi=150):
+    """A PDF whose only page is the JPEG `jpeg` (a scan: pictures of text, no text layer)."""
+    index = 2
+    while index < len(jpeg):
+        marker, length = jpeg[index + 1], struct.unpack(">H", jpeg[index + 2:index + 4])[0]
+        if marker in (0xC0, 0xC1, 0xC2):
+            height, width = struct.unpack(">HH", jpeg[index + 5:index + 9])
+            components = jpeg[index + 9]
+            break
+        index += 2 + length
+    size = (width * 72 // dpi, height * 72 // dpi)
+    content = b"q %d 0 0 %d 0 0 cm /Scan Do Q" % size
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 %d %d] /Resources << /XObject << /Scan 4 0 R >> >> /Contents 5 0 R >>" % size,
+        b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /%s /BitsPerComponent 8 /Filter /DCTDecode "
+        b"/Length %d >>\nstream\n" % (width, height, b"DeviceGray" if components == 1 else b"DeviceRGB", len(jpeg)) + jpeg + b"\nendstream",
+        b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
+    ]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1) + b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
+    return out
+
+
 def render(pdf_bytes, device):
     """The PDF's single page as an image, through pdftoppm."""
     with tempfile.TemporaryDirectory() as folder:
@@ -371,6 +402,7 @@ def main():
     write("scan.png", render(OCR_PDF, "png"))
     write("photo.jpg", render(OCR_PDF, "jpeg"))
     write("truncated.png", render(OCR_PDF, "png")[:400])
+    write("scan.pdf", image_pdf(render(OCR_PDF, "jpeg")))
     write("speech.wav", wav_silence())
     write("speech.mp3", mp3_silence())
     write("speech.m4a", m4a_stub())

@@ -9,11 +9,25 @@ enum ImageExtractor {
 
     static func extract(_ data: Data, format: IngestFormat, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
         let path = try Extraction.scratchFile(data, named: "input.\(format.rawValue)", in: context)
+        let output = try await recognize(path, fileName: fileName, context: context)
+        var builder = DocumentBuilder()
+        builder.page = 1
+        builder.document.pageCount = 1
+        for paragraph in TextLines.paragraphs(TextLines.lines(Array(output))) {
+            builder.paragraph(utf8: TextLines.unwrapped(paragraph))
+        }
+        guard !builder.document.isBlank else {
+            throw .invalidArgument("OCR found no text in the image '\(fileName)'; upload a sharper, well-lit image with the text upright")
+        }
+        return builder.build()
+    }
+
+    /// The text tesseract reads in the image at `path` (its lines and blank lines as it writes them).
+    static func recognize(_ path: String, fileName: String, context: ExtractionContext) async throws(BusError) -> Data {
         var tesseract = tool
         tesseract.command = context.tools.tesseract
-        let output: Data
         do throws(BusError) {
-            output = try await ToolRunner.run(
+            return try await ToolRunner.run(
                 tesseract, arguments: [path, "stdout", "-l", context.tools.ocrLanguages], timeout: context.tools.timeout, file: fileName)
         } catch where error.code == .invalidArgument {
             if error.message.contains("Failed loading language") {
@@ -22,16 +36,5 @@ enum ImageExtractor {
             }
             throw .invalidArgument("the image '\(fileName)' is damaged or truncated and cannot be read; upload the complete file. \(error.message)")
         }
-        var builder = DocumentBuilder()
-        builder.page = 1
-        builder.document.pageCount = 1
-        for paragraph in TextLines.paragraphs(TextLines.lines(Array(output))) {
-            builder.paragraph(utf8: TextLines.unwrapped(paragraph))
-        }
-        let document = builder.build()
-        guard !document.isBlank else {
-            throw .invalidArgument("OCR found no text in the image '\(fileName)'; upload a sharper, well-lit image with the text upright")
-        }
-        return document
     }
 }
