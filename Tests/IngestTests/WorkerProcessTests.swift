@@ -35,7 +35,7 @@ struct IngestProcess {
     }
 }
 
-@Suite("Real ingest processes: a worker killed mid-job, two workers sharing a burst", .serialized)
+@Suite("Real ingest processes: killed mid-job, stopped gracefully, two sharing a burst", .serialized)
 struct WorkerProcessTests {
     @Test("a worker killed mid-job: its material ends failed ('worker lost') by another worker's sweep, and retry succeeds")
     func workerKilledMidJob() async throws {
@@ -71,6 +71,34 @@ struct WorkerProcessTests {
             throw error
         }
         for worker in workers { await worker.terminate() }
+        await world.stop()
+        await whisper.stop()
+    }
+
+    @Test("a worker stopped with SIGTERM during a job that does not finish in its grace time fails it, saying to retry")
+    func gracefulShutdownHandsBackUnfinishedJobs() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: IngestProcess.binary.path), "swift build --build-tests builds the ingest binary")
+        let whisper = try WhisperMock()
+        let world = try await IngestWorld(ingest: nil, gateway: whisper.gatewayConfiguration)
+        var worker: IngestProcess?
+        do {
+            try await whisper.script([.object(["delayMs": .int(30_000)])])
+            worker = try IngestProcess.launch(world, instance: "ingest-a", settings: ["INGEST_SHUTDOWN_GRACE_SECONDS": "1"])
+            try await world.waitForService("ingest")
+            let submitted = try await world.submit("speech.wav", IngestSubmit(fileName: "speech.wav", wait: false))
+            try await eventually("the job is extracting", timeout: .seconds(30)) {
+                world.progress(submitted.materialId).contains { $0.stage == .extracting }
+            }
+            worker?.process.send(SIGTERM)
+            #expect(await worker?.process.waitForExit(timeout: .seconds(30)) == 0)
+            let material = try await world.waitFor(submitted.materialId, status: .failed)
+            #expect(material.failureReason?.contains("stopped while processing this material; call ingest.retry") == true)
+        } catch {
+            await worker?.terminate()
+            await world.stop()
+            await whisper.stop()
+            throw error
+        }
         await world.stop()
         await whisper.stop()
     }

@@ -63,6 +63,9 @@ public struct IngestConfiguration: Sendable {
     public var stuckAfter: Duration = .seconds(150)
     /// How often each worker looks for materials whose worker was lost.
     public var sweepInterval: Duration = .seconds(30)
+    /// On graceful shutdown, how long running jobs may still take before they are stopped
+    /// (within the 20 s a service has to stop).
+    public var shutdownGrace: Duration = .seconds(15)
     /// Sentences asked of `summarize`.
     public var summarySentences = 5
     /// Terms asked of `keywords`.
@@ -102,6 +105,7 @@ public struct IngestConfiguration: Sendable {
                 "environment variable INGEST_STUCK_AFTER_SECONDS (\(stuckAfter)) must exceed INGEST_JOB_TIMEOUT_SECONDS, or a live worker's job could be taken for lost")
         }
         configuration.sweepInterval = .seconds(try environment.int("INGEST_SWEEP_INTERVAL_SECONDS", default: 30, in: 1...86_400))
+        configuration.shutdownGrace = .seconds(try environment.int("INGEST_SHUTDOWN_GRACE_SECONDS", default: 15, in: 0...18))
         configuration.summarySentences = try environment.int("INGEST_SUMMARY_SENTENCES", default: 5, in: 1...20)
         configuration.keywordCount = try environment.int("INGEST_KEYWORDS", default: 10, in: 1...50)
         configuration.aiInputBytes = try environment.int("INGEST_AI_INPUT_KB", default: 256, in: 1...(AIGatewayLimits.textBytes / 1024)) * 1024

@@ -8,11 +8,8 @@ import Synchronization
 /// Runs jobs: at most `concurrency` at once (the rest wait in arrival order), each within its
 /// hard time limit; a job that fails, runs out of time or is cut short by shutdown leaves its
 /// material `failed` with the reason. On graceful shutdown it lets running jobs finish (up to
-/// 15 s), then stops the rest, which fail with a reason that says to retry.
+/// `shutdownGrace`), then stops the rest, which fail with a reason that says to retry.
 public final class JobRunner: Service, Sendable {
-    /// How long a graceful shutdown waits for jobs before stopping them.
-    static let drainTimeout: Duration = .seconds(15)
-
     private let pipeline: Pipeline
     private let configuration: IngestConfiguration
     private let slots: JobSlots
@@ -86,10 +83,13 @@ public final class JobRunner: Service, Sendable {
             ])
             return result
         case .failure(let error):
-            // Downstream calls share the job's deadline, so they may run out of time first.
-            let outOfTime = timedOut.isSet || ((error as? BusError)?.code == .deadlineExceeded && ContinuousClock.now >= job.deadline)
+            // Downstream calls share the job's deadline, so they may run out of time first (a
+            // little before the job's own timer, as they measure it on other clocks).
+            let outOfTime = timedOut.isSet || ((error as? BusError)?.code == .deadlineExceeded && ContinuousClock.now + .seconds(1) >= job.deadline)
             let failure = reason(for: error, timedOut: outOfTime)
-            if let material = await pipeline.fail(job, failure) {
+            // In a task of its own: when shutdown cancelled this one, its calls would be cancelled too.
+            let recording = Task { [pipeline] () async -> Material? in await pipeline.fail(job, failure) }
+            if let material = await recording.value {
                 return IngestResult(material: material)
             }
             logger.warning("job failed", metadata: [
@@ -116,12 +116,12 @@ public final class JobRunner: Service, Sendable {
         }
     }
 
-    /// Waits for graceful shutdown, then for the jobs (up to ``drainTimeout``), then stops the
-    /// rest. Cancelled instead, it stops the jobs at once.
+    /// Waits for graceful shutdown, then for the jobs (up to the configuration's
+    /// `shutdownGrace`), then stops the rest. Cancelled instead, it stops the jobs at once.
     public func run() async throws {
         do {
             try await gracefulShutdown()
-            let deadline = ContinuousClock.now + Self.drainTimeout
+            let deadline = ContinuousClock.now + configuration.shutdownGrace
             while activeCount > 0, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(100))
             }
