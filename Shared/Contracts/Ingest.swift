@@ -16,7 +16,8 @@ import Foundation
 /// ```
 public let Ingest = IngestContract()
 
-/// The methods and the event of `ingest`. Every method acts for the request header's `user`.
+/// The methods and the event of `ingest`. `ingest.submit` and `ingest.retry` act for the request
+/// header's `user`; `ingest.formats` needs none.
 public struct IngestContract: ServiceContract {
     /// The service name on the bus.
     public static let serviceName = "ingest"
