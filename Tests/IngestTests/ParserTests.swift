@@ -113,4 +113,11 @@ struct ParserTests {
         #expect(part.isAttachment)
         #expect(String(decoding: part.decodedBody, as: UTF8.self) == "body")
     }
+
+    @Test("laid-out lines (PDF, OCR) join into running text: hyphenated words whole again, a title kept on its own line")
+    func unwrappedLines() {
+        let lines = TextLines.lines(Array("Photosynthesis\nPlants convert light into chemi-\ncal energy in the\nleaves. It needs water.\n".utf8))
+        #expect(String(decoding: TextLines.unwrapped(lines), as: UTF8.self)
+            == "Photosynthesis\nPlants convert light into chemical energy in the leaves. It needs water.")
+    }
 }

@@ -50,22 +50,37 @@ enum TextLines {
 
     /// Lines of a laid-out page (PDF, OCR) joined back into running text: a line break is a
     /// space, and a word hyphenated at the end of a line ("photo-" + "synthesis") is whole again.
+    /// A short line without closing punctuation before a capitalized one (a title over its
+    /// text) keeps its line break, so the title stays a line of its own.
     static func unwrapped(_ lines: [ArraySlice<UInt8>]) -> [UInt8] {
         var out: [UInt8] = []
+        var previousWords = 0
         for line in lines {
             let trimmed = line.drop { $0 == 0x20 || $0 == 0x09 }
             guard !trimmed.isEmpty else { continue }
             if let last = out.last {
-                let hyphenated = last == 0x2D && out.count >= 2 && isLetter(out[out.count - 2]) && isLower(trimmed.first!)
-                if hyphenated { out.removeLast() } else if last != 0x20 { out.append(0x20) }
+                let first = trimmed.first!
+                if last == 0x2D, out.count >= 2, isLetter(out[out.count - 2]), isLower(first) {
+                    out.removeLast()
+                } else if previousWords <= 8, !Self.closing.contains(last), isUpper(first) {
+                    out.append(0x0A)
+                } else if last != 0x20 {
+                    out.append(0x20)
+                }
             }
             var end = trimmed.endIndex
             while end > trimmed.startIndex, trimmed[end - 1] == 0x20 || trimmed[end - 1] == 0x09 { end -= 1 }
-            out.append(contentsOf: trimmed[trimmed.startIndex..<end])
+            let content = trimmed[trimmed.startIndex..<end]
+            previousWords = content.split(separator: 0x20).count
+            out.append(contentsOf: content)
         }
         return out
     }
 
+    /// Bytes that end a sentence or a clause.
+    private static let closing: Set<UInt8> = [0x2E, 0x2C, 0x3B, 0x3A, 0x21, 0x3F, 0x2D, 0x29, 0x22]
+
     private static func isLetter(_ byte: UInt8) -> Bool { byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A }
     private static func isLower(_ byte: UInt8) -> Bool { byte >= 0x61 && byte <= 0x7A }
+    private static func isUpper(_ byte: UInt8) -> Bool { byte >= 0x41 && byte <= 0x5A }
 }
