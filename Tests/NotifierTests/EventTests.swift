@@ -12,7 +12,7 @@ import Testing
 struct EventTests {
     @Test("timer.completed rings 12 times as {timerId}_0…_11, the first at once, spaced by the interval")
     func alarmRepeats() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.alarmInterval = .milliseconds(150)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -34,7 +34,7 @@ struct EventTests {
 
     @Test("notify.ack for the timer stops the remaining repeats")
     func ackStopsAlarm() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.alarmInterval = .seconds(1)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -52,7 +52,7 @@ struct EventTests {
 
     @Test("timer.deleted between two repeats: nothing more is sent; stopped and restarted cancel the same way")
     func cancellationRace() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.alarmInterval = .milliseconds(600)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -86,7 +86,7 @@ struct EventTests {
 
     @Test("reminders are batched: at most one push per user per window, worded encouragingly")
     func remindersBatched() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.reminderWindow = .seconds(2)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -124,7 +124,7 @@ struct EventTests {
 
     @Test("events published while the notifier was down are delivered after it starts, each once")
     func catchUpAfterDowntime() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         try await world.addWebhook(receiver.url("/ok/late"))
         await world.stopNotifier()
@@ -147,7 +147,7 @@ struct EventTests {
 
     @Test("quiet hours hold non-urgent notifications until the window ends; urgent ones and opted-in alarms go through")
     func quietHours() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         // 23:30 in Berlin on a winter night, quiet 22:00–07:00: the window ends at 06:00Z.
         let clock = ManualWallClock(try WireCoding.decode(Date.self, from: Data(#""2026-01-15T22:30:00.000Z""#.utf8)))
         let world = try await NotifierWorld.start(clock: clock)
