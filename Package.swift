@@ -187,7 +187,7 @@ let package = Package(
         // Tests.
         .target(
             name: "TestSupport",
-            dependencies: ["Bus", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Bus", "BrokerCore", "ZMQ", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
@@ -218,6 +218,7 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/StoreTests"
         ),
+        .testTarget(name: "SystemTests", dependencies: ["Bus", "Contracts", "TestSupport"], path: "Tests/SystemTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",
