@@ -57,12 +57,7 @@ struct TutorConversationTests {
                 let long = (1...40).map { "word\($0)" }.joined(separator: " ")
                 try await mock.script("openai", [["text": .string(long), "chunkDelayMs": .int(100)]])
                 let conversation = try await store.conversation()
-                let events = try await world.subscribe(requestId: "cancel-1")
-                let call = Task {
-                    try await world.chat(ChatRequest(requestId: "cancel-1", messages: question("Tell me everything."), stream: true,
-                                                     conversationId: conversation.id))
-                }
-                try await eventually("first tokens") { GatewayWorld.chatEvents(events).count >= 2 }
+                let (call, _) = try await answerUnderWay(world, requestId: "cancel-1", question: "Tell me everything.", conversationId: conversation.id)
                 _ = try await world.call(AIGateway.cancelChat, ChatCancelRequest(requestId: "cancel-1"))
                 let response = try await call.value
                 #expect(response.finishReason == .cancelled && !response.text.isEmpty && long.hasPrefix(response.text) && response.text != long)
@@ -79,12 +74,7 @@ struct TutorConversationTests {
             try await withStore(world) { store in
                 try await mock.script("openai", [["text": .string("one two three four five six seven eight"), "chunkDelayMs": .int(150)]])
                 let conversation = try await store.conversation()
-                let events = try await world.subscribe(requestId: "lost-1")
-                let call = Task {
-                    try await world.chat(ChatRequest(requestId: "lost-1", messages: question("Count for me."), stream: true,
-                                                     conversationId: conversation.id))
-                }
-                try await eventually("first tokens") { GatewayWorld.chatEvents(events).count >= 2 }
+                let (call, events) = try await answerUnderWay(world, requestId: "lost-1", question: "Count for me.", conversationId: conversation.id)
                 _ = try await store.call(Store.deleteConversation, RecordID(id: conversation.id))
                 let failure: BusError? = await {
                     do {
@@ -100,5 +90,18 @@ struct TutorConversationTests {
                 #expect(GatewayWorld.chatEvents(events).last?.error == failure?.description)
             }
         }
+    }
+
+    /// Starts a streamed `chat` in the conversation and waits until its (slowly scripted) answer
+    /// is under way: two events published.
+    private func answerUnderWay(
+        _ world: GatewayWorld, requestId: String, question text: String, conversationId: String
+    ) async throws -> (Task<ChatResponse, any Error>, EventCollector) {
+        let events = try await world.subscribe(requestId: requestId)
+        let call = Task {
+            try await world.chat(ChatRequest(requestId: requestId, messages: question(text), stream: true, conversationId: conversationId))
+        }
+        try await eventually("first tokens") { GatewayWorld.chatEvents(events).count >= 2 }
+        return (call, events)
     }
 }
