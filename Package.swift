@@ -210,7 +210,7 @@ let package = Package(
         // Tests.
         .target(
             name: "TestSupport",
-            dependencies: ["Bus", "BrokerCore", "ServiceKit", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Bus", "BrokerCore", "ZMQ", "ServiceKit", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
@@ -230,7 +230,10 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(
             name: "AIGatewayTests",
-            dependencies: ["AIGatewayCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport"],
+            dependencies: [
+                "AIGatewayCore", "StoreCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/AIGatewayTests",
             exclude: ["mock_provider.py"]
         ),
@@ -241,6 +244,7 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/StoreTests"
         ),
+        .testTarget(name: "SystemTests", dependencies: ["Bus", "Contracts", "TestSupport"], path: "Tests/SystemTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",

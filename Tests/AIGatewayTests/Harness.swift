@@ -17,8 +17,8 @@ final class MockProvider: Sendable {
     let server: PythonServer
     private let http: HTTPClient
 
-    init() throws {
-        server = try PythonServer(script: Self.script)
+    init() async throws {
+        server = try await PythonServer(script: Self.script)
         http = try HTTPClient(logger: testLogger("mock-control"))
     }
 
@@ -145,7 +145,7 @@ func withMockGateway(
     routes: [GatewayTask: [String]] = [:], configure: (inout GatewayConfiguration) -> Void = { _ in },
     _ body: (GatewayWorld, MockProvider) async throws -> Void
 ) async throws {
-    let mock = try MockProvider()
+    let mock = try await MockProvider()
     var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: routes)
     configuration.retry = RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
     configure(&configuration)

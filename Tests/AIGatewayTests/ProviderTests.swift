@@ -182,7 +182,7 @@ struct ProviderTests {
 
     @Test("remote answers are cached in memory and on disk, keyed by provider, model and prompt, until the TTL")
     func responseCache() async throws {
-        let mock = try MockProvider()
+        let mock = try await MockProvider()
         let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-cache-\(UUID().uuidString)")
         let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000))
         var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: [.summarize: ["openai"]])

@@ -6,169 +6,175 @@ import Testing
 
 @Suite("Broker routing and the replies it gives itself (wire protocol §2.5)")
 struct BrokerRoutingTests {
+    /// Raw workers in these tests never send heartbeats, and the broker drops a worker after three
+    /// silent intervals: a long interval keeps them registered however loaded the machine is.
+    /// The test of a dying worker needs the broker to notice a lost peer quickly, and the fuzz
+    /// test's Swift worker expects the broker's heartbeats at its own pace: those keep 1 s.
+    static let silentWorkerHeartbeatMs = 10_000
+
     @Test("a request for a service without workers is UNAVAILABLE: no responders")
     func noResponders() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let client = try RawPeer(endpoints.rpc)
-        try client.request("nosuch", "m", id: "r1")
-        let reply = try #require(client.reply())
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.request("nosuch", "m", id: "r1")
+        let reply = try #require(await client.reply())
         #expect(reply.header.id == "r1")
         #expect(reply.header.code == .unavailable)
         #expect(reply.header.message?.contains("no responders") == true)
         #expect(reply.payload.isEmpty)
-        client.close()
+        await client.close()
         await broker.stop()
     }
 
     @Test("a request whose deadline passes while queued is answered DEADLINE_EXCEEDED by the broker")
     func deadlineInQueue() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let worker = try RawPeer(endpoints.rpc)
-        try worker.ready("slow", credit: 1)
-        let client = try RawPeer(endpoints.rpc)
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("slow", credit: 1)
+        let client = try await RawPeer.connect(endpoints.rpc)
         try await waitForWorkers(endpoints, "slow", count: 1)
-        try client.request("slow", "hold", id: "first", deadlineMs: nowMs() + 10_000)
-        #expect(worker.nextRequest()?.header.id == "first")
+        try await client.request("slow", "hold", id: "first", deadlineMs: nowMs() + 10_000)
+        #expect(await worker.nextRequest()?.header.id == "first")
         let sent = ContinuousClock.now
-        try client.request("slow", "hold", id: "second", deadlineMs: nowMs() + 150)
-        let reply = try #require(client.reply())
+        try await client.request("slow", "hold", id: "second", deadlineMs: nowMs() + 150)
+        let reply = try #require(await client.reply())
         #expect(reply.header.id == "second")
         #expect(reply.header.code == .deadlineExceeded)
         #expect(reply.header.message?.contains("waited in the broker") == true)
         #expect(ContinuousClock.now - sent >= .milliseconds(140))
-        worker.close()
-        client.close()
+        await worker.close()
+        await client.close()
         await broker.stop()
     }
 
     @Test("a request to a full queue is RESOURCE_EXHAUSTED")
     func queueFull() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000, maxQueue: 2)
-        let worker = try RawPeer(endpoints.rpc)
-        try worker.ready("busy", credit: 1)
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs, maxQueue: 2)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("busy", credit: 1)
         try await waitForWorkers(endpoints, "busy", count: 1)
-        let client = try RawPeer(endpoints.rpc)
-        for index in 1...4 { try client.request("busy", "m", id: "r\(index)", deadlineMs: nowMs() + 10_000) }
-        let reply = try #require(client.reply())
+        let client = try await RawPeer.connect(endpoints.rpc)
+        for index in 1...4 { try await client.request("busy", "m", id: "r\(index)", deadlineMs: nowMs() + 10_000) }
+        let reply = try #require(await client.reply())
         #expect(reply.header.id == "r4")
         #expect(reply.header.code == .resourceExhausted)
         #expect(reply.header.message?.contains("queue") == true)
-        worker.close()
-        client.close()
+        await worker.close()
+        await client.close()
         await broker.stop()
     }
 
     @Test("when the worker holding a request dies, the caller gets UNAVAILABLE: worker lost")
     func workerDiesHoldingRequest() async throws {
         let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let worker = try RawPeer(endpoints.rpc)
-        try worker.ready("fragile", credit: 4)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("fragile", credit: 4)
         try await waitForWorkers(endpoints, "fragile", count: 1)
-        let client = try RawPeer(endpoints.rpc)
-        try client.request("fragile", "m", id: "held", deadlineMs: nowMs() + 10_000)
-        #expect(worker.nextRequest()?.header.id == "held")
-        worker.close()  // the connection drops without a DISCONNECT, as when a process is killed
-        let reply = try #require(client.reply())
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.request("fragile", "m", id: "held", deadlineMs: nowMs() + 10_000)
+        #expect(await worker.nextRequest()?.header.id == "held")
+        await worker.close()  // the connection drops without a DISCONNECT, as when a process is killed
+        let reply = try #require(await client.reply())
         #expect(reply.header.id == "held")
         #expect(reply.header.code == .unavailable)
         #expect(reply.header.message?.contains("worker lost") == true)
-        client.close()
+        await client.close()
         await broker.stop()
     }
 
     @Test("a worker that sends DISCONNECT while holding requests loses them to UNAVAILABLE")
     func workerDisconnects() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let worker = try RawPeer(endpoints.rpc)
-        try worker.ready("leaving", credit: 2)
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("leaving", credit: 2)
         try await waitForWorkers(endpoints, "leaving", count: 1)
-        let client = try RawPeer(endpoints.rpc)
-        try client.request("leaving", "m", id: "a", deadlineMs: nowMs() + 10_000)
-        _ = worker.nextRequest()
-        try worker.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
-        let reply = try #require(client.reply())
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.request("leaving", "m", id: "a", deadlineMs: nowMs() + 10_000)
+        _ = await worker.nextRequest()
+        try await worker.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
+        let reply = try #require(await client.reply())
         #expect(reply.header.code == .unavailable)
-        worker.close()
-        client.close()
+        await worker.close()
+        await client.close()
         await broker.stop()
     }
 
     @Test("requests spread over a service's workers by free credit")
     func spreadByCredit() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let first = try RawPeer(endpoints.rpc), second = try RawPeer(endpoints.rpc)
-        try first.ready("spread", credit: 2)
-        try second.ready("spread", credit: 2)
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let first = try await RawPeer.connect(endpoints.rpc), second = try await RawPeer.connect(endpoints.rpc)
+        try await first.ready("spread", credit: 2)
+        try await second.ready("spread", credit: 2)
         try await waitForWorkers(endpoints, "spread", count: 2)
-        let client = try RawPeer(endpoints.rpc)
-        for index in 1...4 { try client.request("spread", "m", id: "r\(index)", deadlineMs: nowMs() + 10_000) }
-        let atFirst = [first.nextRequest(), first.nextRequest()].compactMap { $0 }
-        let atSecond = [second.nextRequest(), second.nextRequest()].compactMap { $0 }
+        let client = try await RawPeer.connect(endpoints.rpc)
+        for index in 1...4 { try await client.request("spread", "m", id: "r\(index)", deadlineMs: nowMs() + 10_000) }
+        let atFirst = [await first.nextRequest(), await first.nextRequest()].compactMap { $0 }
+        let atSecond = [await second.nextRequest(), await second.nextRequest()].compactMap { $0 }
         #expect(atFirst.count == 2 && atSecond.count == 2)
         #expect(Set((atFirst + atSecond).map(\.header.id)) == ["r1", "r2", "r3", "r4"])
-        for peer in [first, second, client] { peer.close() }
+        for peer in [first, second, client] { await peer.close() }
         await broker.stop()
     }
 
     @Test("a plain 7/MDP worker (READY without credit) holds one request at a time")
     func plainMDPWorkerHasCreditOne() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let worker = try RawPeer(endpoints.rpc, timeoutMs: 400)
-        try worker.ready("plain")
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("plain")
         try await waitForWorkers(endpoints, "plain", count: 1)
-        let client = try RawPeer(endpoints.rpc)
-        try client.request("plain", "m", id: "one", deadlineMs: nowMs() + 10_000)
-        try client.request("plain", "m", id: "two", deadlineMs: nowMs() + 10_000)
-        let first = try #require(worker.nextRequest())
-        #expect(worker.nextRequest() == nil, "a second request must wait for the first reply")
-        try worker.answer(client: first.client, id: "one", payload: #"{"n":1}"#, attachment: Data([0, 1, 2]))
-        let reply = try #require(client.reply())
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.request("plain", "m", id: "one", deadlineMs: nowMs() + 10_000)
+        try await client.request("plain", "m", id: "two", deadlineMs: nowMs() + 10_000)
+        let first = try #require(await worker.nextRequest())
+        #expect(await worker.nextRequest(timeoutMs: 500) == nil, "a second request must wait for the first reply")
+        try await worker.answer(client: first.client, id: "one", payload: #"{"n":1}"#, attachment: Data([0, 1, 2]))
+        let reply = try #require(await client.reply())
         #expect(reply.header == ReplyHeader(id: "one"))
         #expect(reply.payload == Data(#"{"n":1}"#.utf8))
         #expect(reply.frames.count == 6 && reply.frames[5] == Data([0, 1, 2]))
-        #expect(worker.nextRequest()?.header.id == "two")
-        worker.close()
-        client.close()
+        #expect(await worker.nextRequest()?.header.id == "two")
+        await worker.close()
+        await client.close()
         await broker.stop()
     }
 
     @Test("headers that are not JSON objects and requests with missing frames are INVALID_ARGUMENT")
     func malformedRequests() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let client = try RawPeer(endpoints.rpc)
-        try client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data("[1,2]".utf8), Data()])
-        #expect(client.reply()?.header.code == .invalidArgument)
-        try client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data("{not json".utf8), Data()])
-        #expect(client.reply()?.header.code == .invalidArgument)
-        try client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8)])
-        let missing = try #require(client.reply())
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data("[1,2]".utf8), Data()])
+        #expect(await client.reply()?.header.code == .invalidArgument)
+        try await client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data("{not json".utf8), Data()])
+        #expect(await client.reply()?.header.code == .invalidArgument)
+        try await client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8)])
+        let missing = try #require(await client.reply())
         #expect(missing.header.code == .invalidArgument)
         #expect(missing.header.message?.contains("frames") == true)
-        try client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data(#"{"id":""}"#.utf8), Data()])
-        #expect(client.reply()?.header.message?.contains("'id'") == true)
-        client.close()
+        try await client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data(#"{"id":""}"#.utf8), Data()])
+        #expect(await client.reply()?.header.message?.contains("'id'") == true)
+        await client.close()
         await broker.stop()
     }
 
     @Test("mmi.service answers 200 or 404 in both the 8/MMI and the StudyBus form; mmi.services lists counts")
     func serviceDiscovery() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
-        let worker = try RawPeer(endpoints.rpc)
-        try worker.ready("known", credit: 3)
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("known", credit: 3)
         try await waitForWorkers(endpoints, "known", count: 1)
-        let client = try RawPeer(endpoints.rpc)
-        try client.send(["", "MDPC01", "mmi.service", "known"])
-        #expect(client.receive() == ["", "MDPC01", "mmi.service", "200"].map { Data($0.utf8) })
-        try client.send(["", "MDPC01", "mmi.service", "unknown"])
-        #expect(client.receive()?.last == Data("404".utf8))
-        try client.request("mmi.service", "known", id: "q")
-        let typed = try #require(client.reply())
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.send(["", "MDPC01", "mmi.service", "known"])
+        #expect(await client.receive() == ["", "MDPC01", "mmi.service", "200"].map { Data($0.utf8) })
+        try await client.send(["", "MDPC01", "mmi.service", "unknown"])
+        #expect(await client.receive()?.last == Data("404".utf8))
+        try await client.request("mmi.service", "known", id: "q")
+        let typed = try #require(await client.reply())
         #expect(typed.header == ReplyHeader(id: "q") && typed.payload == Data("200".utf8))
-        try client.request("mmi.services", "list", id: "s")
-        let list = try WireCoding.decode([ServiceStatus].self, from: try #require(client.reply()).payload)
+        try await client.request("mmi.services", "list", id: "s")
+        let list = try WireCoding.decode([ServiceStatus].self, from: try #require(await client.reply()).payload)
         #expect(list == [ServiceStatus(name: "known", workers: 1, credit: 3, inFlight: 0, queued: 0, requests: 0)])
-        worker.close()
-        client.close()
+        await worker.close()
+        await client.close()
         await broker.stop()
     }
 
@@ -182,7 +188,8 @@ struct BrokerRoutingTests {
             [Data(), Data(MDP.worker.utf8), MDP.Command.heartbeat.frame], [Data(), Data(MDP.worker.utf8), Data([0x09])],
             [Data(), Data(MDP.client.utf8), Data("mmi.service".utf8)], [Data(), Data(MDP.client.utf8), Data("broker".utf8)],
         ]
-        let peers = try (0..<8).map { _ in try RawPeer(endpoints.rpc, timeoutMs: 10) }
+        var peers: [RawPeer] = []
+        for _ in 0..<8 { peers.append(try await RawPeer.connect(endpoints.rpc, timeoutMs: 10)) }
         for index in 0..<800 {
             var frames = prefixes.randomElement(using: &generator)!
             for _ in 0..<Int.random(in: 0...9, using: &generator) {
@@ -191,11 +198,11 @@ struct BrokerRoutingTests {
             }
             if index % 7 == 0 { frames.append(Data(#"{"id":"x","deadline":"soon","meta":{"a":1}}"#.utf8)) }
             if frames.isEmpty { frames = [Data([0xFF])] }
-            try peers[index % peers.count].send(frames)
+            try await peers[index % peers.count].send(frames)
         }
         for peer in peers {
-            while peer.receive() != nil {}
-            peer.close()
+            while await peer.receive() != nil {}
+            await peer.close()
         }
         let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
         let reply = try await world.client.call(Echo.echo, EchoRequest(text: "still routing"), options: CallOptions(timeout: .seconds(5)))

@@ -1,41 +1,73 @@
 import Bus
 import Foundation
+import TestSupport
 import ZMQ
 
 /// A client or worker speaking raw frames to the broker, for tests that need exact control of
-/// what goes on the wire. Calls block (up to `timeoutMs`); tests use it from one task.
-final class RawPeer {
-    private let context: ZMQContext
-    private let socket: ZMQSocket
+/// what goes on the wire. Its socket lives on the peer's own thread, where receives block (up to
+/// `timeoutMs`) without holding a thread of the cooperative pool.
+actor RawPeer {
+    private let executor = ThreadExecutor(name: "raw-peer")
+    private let timeoutMs: Int32
+    private var connection: (context: ZMQContext, socket: ZMQSocket)?
 
-    init(_ endpoint: String, timeoutMs: Int32 = 5000) throws {
-        context = try ZMQContext()
-        socket = try ZMQSocket(context: context, type: .dealer)
+    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// A DEALER connected to `endpoint`, created on the peer's thread.
+    static func connect(_ endpoint: String, timeoutMs: Int32 = 5000) async throws -> RawPeer {
+        let peer = RawPeer(timeoutMs: timeoutMs)
+        try await peer.open(endpoint)
+        return peer
+    }
+
+    private init(timeoutMs: Int32) {
+        self.timeoutMs = timeoutMs
+    }
+
+    private func open(_ endpoint: String) throws {
+        let context = try ZMQContext()
+        let socket = try ZMQSocket(context: context, type: .dealer)
         try socket.set(.receiveTimeoutMs, timeoutMs)
         try socket.connect(endpoint)
+        connection = (context, socket)
+    }
+
+    private var socket: ZMQSocket {
+        get throws {
+            guard let connection else { throw BusError.unavailable("the raw peer is closed") }
+            return connection.socket
+        }
     }
 
     func send(_ frames: [Data]) throws { try socket.send(frames) }
 
     func send(_ frames: [String]) throws { try send(frames.map { Data($0.utf8) }) }
 
-    /// The next message, or nil when none arrives in time.
-    func receive() -> [Data]? {
-        try? socket.receive()
+    /// The next message, or nil when none arrives within `timeoutMs` (default: the peer's).
+    func receive(timeoutMs: Int32? = nil) -> [Data]? {
+        guard let socket = try? socket else { return nil }
+        if let timeoutMs { try? socket.set(.receiveTimeoutMs, timeoutMs) }
+        defer { if timeoutMs != nil { try? socket.set(.receiveTimeoutMs, self.timeoutMs) } }
+        return try? socket.receive()
     }
 
     /// The next message that is not a HEARTBEAT (workers get those all the time).
-    func receiveSkippingHeartbeats() -> [Data]? {
-        while let message = receive() {
+    func receiveSkippingHeartbeats(timeoutMs: Int32? = nil) -> [Data]? {
+        while let message = receive(timeoutMs: timeoutMs) {
             if message.count == 3 && message[2] == MDP.Command.heartbeat.frame { continue }
             return message
         }
         return nil
     }
 
+    /// Closes the socket and the context, then lets the peer's thread end.
     func close() {
-        socket.close()
-        context.terminate()
+        if let connection {
+            connection.socket.close()
+            connection.context.terminate()
+        }
+        connection = nil
+        executor.stop()
     }
 
     // MARK: Client side
@@ -60,9 +92,14 @@ final class RawPeer {
         try send(frames)
     }
 
+    /// Sends a HEARTBEAT, as a live worker does.
+    func heartbeat() throws {
+        try send([Data(), Data(MDP.worker.utf8), MDP.Command.heartbeat.frame])
+    }
+
     /// Waits for a REQUEST; returns the client address, method and header.
-    func nextRequest() -> (client: Data, method: String, header: RequestHeader, frames: [Data])? {
-        guard let frames = receiveSkippingHeartbeats(), frames.count >= 8, frames[2] == MDP.Command.request.frame,
+    func nextRequest(timeoutMs: Int32? = nil) -> (client: Data, method: String, header: RequestHeader, frames: [Data])? {
+        guard let frames = receiveSkippingHeartbeats(timeoutMs: timeoutMs), frames.count >= 8, frames[2] == MDP.Command.request.frame,
               let header = try? RequestHeader.decode(frames[6]) else { return nil }
         return (frames[3], String(decoding: frames[5], as: UTF8.self), header, frames)
     }

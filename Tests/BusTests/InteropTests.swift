@@ -16,9 +16,9 @@ struct InteropTests {
         let python = try ChildProcess(
             executable: PythonServer.python, arguments: ["-u", Self.script.path, world.endpoints.rpc, world.endpoints.pub, world.endpoints.sub],
             captureOutput: true)
-        #expect(python.readLine() == "CLIENT OK")
-        #expect(python.readLine() == "PUBLISHED")
-        #expect(python.readLine() == "WORKER READY")
+        #expect(await python.readLine() == "CLIENT OK")
+        #expect(await python.readLine() == "PUBLISHED")
+        #expect(await python.readLine() == "WORKER READY")
         try await world.waitForService("pyecho")
 
         let pyecho = Method<EchoRequest, EchoReply>("pyecho", "echo", "The Python worker's echo.")
@@ -38,7 +38,7 @@ struct InteropTests {
 
         // Our events reach the Python subscriber; the Python ones reached ours.
         let publisher = world.serviceBus
-        let pythonGotEvent = Task.detached { python.readLine(timeout: .seconds(15)) }
+        let pythonGotEvent = Task { await python.readLine(timeout: .seconds(15)) }
         let publishing = Task {
             while !Task.isCancelled {
                 try publisher.publish(topic: "swift.hello", payload: Data(#"{"from":"swift"}"#.utf8))
@@ -52,7 +52,7 @@ struct InteropTests {
         #expect(hello.allSatisfy { $0.header.source == "python" && $0.header.user == "py-user" && $0.gap == nil })
 
         _ = try await client.call(Method<Empty, Empty>("pyecho", "quit", ""), Empty())
-        #expect(python.readLine() == "SERVED 21")
+        #expect(await python.readLine() == "SERVED 21")
         #expect(await python.waitForExit() == 0)
         events.cancel()
         await world.stop()

@@ -39,7 +39,8 @@ struct ResilienceTests {
         let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
         try await eventually("echo serves") { (try? await client.call(Echo.echo, EchoRequest(text: "up"))) != nil }
 
-        let inFlight = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 800)) }
+        // Long enough that a loaded machine still sees the refusals while it is in flight.
+        let inFlight = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 4000)) }
         try await eventually("the slow request reached the handler") {
             (try? await client.call(BrokerProtocol.services, Empty()))?.first { $0.name == "echo" }?.inFlight == 1
         }

@@ -27,12 +27,12 @@ def check(condition, message):
 
 # 1. Client: DEALER, so the empty delimiter frame is ours to send.
 client = ctx.socket(zmq.DEALER)
-client.setsockopt(zmq.RCVTIMEO, 5000)
+client.setsockopt(zmq.RCVTIMEO, 20000)
 client.connect(rpc)
 
 
 def call(service, method, payload, attachment=None, user=None):
-    header = {"id": uuid.uuid4().hex, "deadline": int(time.time() * 1000) + 5000}
+    header = {"id": uuid.uuid4().hex, "deadline": int(time.time() * 1000) + 20000}
     if user:
         header["user"] = user
     frames = [b"", b"MDPC01", service.encode(), method.encode(), json.dumps(header).encode(), payload]

@@ -9,7 +9,7 @@ struct HTTPClientTests {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "http_server.py")
 
     func withServer(_ body: (HTTPClient, PythonServer) async throws -> Void) async throws {
-        let server = try PythonServer(script: Self.script)
+        let server = try await PythonServer(script: Self.script)
         let client = try HTTPClient(logger: testLogger("http"))
         do {
             try await body(client, server)

@@ -41,8 +41,8 @@ final class WhisperMock: Sendable {
     let server: PythonServer
     private let http: HTTPClient
 
-    init() throws {
-        server = try PythonServer(script: Self.script)
+    init() async throws {
+        server = try await PythonServer(script: Self.script)
         http = try HTTPClient(logger: testLogger("whisper-mock"))
     }
 
@@ -280,7 +280,7 @@ func withIngest(
 
 /// Runs `body` with a Whisper mock and a world whose ai-gateway transcribes through it.
 func withWhisper(_ configuration: IngestConfiguration = testIngestConfiguration(), _ body: (IngestWorld, WhisperMock) async throws -> Void) async throws {
-    let mock = try WhisperMock()
+    let mock = try await WhisperMock()
     do {
         try await withIngest(configuration, gateway: mock.gatewayConfiguration) { world in try await body(world, mock) }
     } catch {

@@ -40,7 +40,7 @@ struct WorkerProcessTests {
     @Test("a worker killed mid-job: its material ends failed ('worker lost') by another worker's sweep, and retry succeeds")
     func workerKilledMidJob() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: IngestProcess.binary.path), "swift build --build-tests builds the ingest binary")
-        let whisper = try WhisperMock()
+        let whisper = try await WhisperMock()
         let world = try await IngestWorld(ingest: nil, gateway: whisper.gatewayConfiguration)
         var workers: [IngestProcess] = []
         do {
@@ -78,7 +78,7 @@ struct WorkerProcessTests {
     @Test("a worker stopped with SIGTERM during a job that does not finish in its grace time fails it, saying to retry")
     func gracefulShutdownHandsBackUnfinishedJobs() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: IngestProcess.binary.path), "swift build --build-tests builds the ingest binary")
-        let whisper = try WhisperMock()
+        let whisper = try await WhisperMock()
         let world = try await IngestWorld(ingest: nil, gateway: whisper.gatewayConfiguration)
         var worker: IngestProcess?
         do {

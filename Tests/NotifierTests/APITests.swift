@@ -85,7 +85,7 @@ struct APITests {
 
     @Test("kinds choose channels: a channel for alarms only gets no messages")
     func kindsRouting() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         try await world.addWebhook(receiver.url("/ok/alarms-only"), kinds: [.alarm])
         try await world.addWebhook(receiver.url("/ok/all"))

@@ -10,7 +10,7 @@ import Testing
 struct ChannelTests {
     @Test("notify.send reaches the webhook signed per Standard Webhooks, lands in the inbox, and deliveries.list says sent")
     func webhookDelivery() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         try await world.addWebhook(receiver.url("/ok/a"))
         let record = try await world.call(Notifier.send, SendNotificationRequest(title: "Hello", body: "From the tutor", url: "https://example.com/x"))
@@ -34,7 +34,7 @@ struct ChannelTests {
 
     @Test("timeouts, 429 and 5xx are retried with back-off honouring Retry-After, then delivered once")
     func webhookRetries() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         try await world.addWebhook(receiver.url("/seq/503,429:1,500,200/r"))
         _ = try await world.call(Notifier.send, SendNotificationRequest(title: "Retry me", body: ""))
@@ -51,7 +51,7 @@ struct ChannelTests {
 
     @Test("an attempt that times out is retried; a 404 fails at once; the last attempt gives up")
     func webhookTimeoutAndDrop() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.httpTimeout = .milliseconds(300)
         configuration.maximumAttempts = 2
@@ -74,7 +74,7 @@ struct ChannelTests {
 
     @Test("a slow endpoint gets at most its share of concurrent deliveries; others are not held up")
     func perChannelLimit() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.maximumInFlightPerChannel = 2
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -90,7 +90,7 @@ struct ChannelTests {
 
     @Test("410 Gone disables the endpoint and tells the user in the inbox")
     func webhookGone() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         let channel = try await world.addWebhook(receiver.url("/seq/410/g"))
         _ = try await world.call(Notifier.send, SendNotificationRequest(title: "One", body: ""))
@@ -110,7 +110,7 @@ struct ChannelTests {
 
     @Test("an endpoint failing for days is disabled and the user told (injected clock)")
     func webhookFailingForDays() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let clock = ManualWallClock(Date(timeIntervalSince1970: 1_795_000_000))
         var configuration = NotifierConfiguration.fast
         configuration.maximumAttempts = 100
@@ -142,7 +142,7 @@ struct ChannelTests {
 
     @Test("ntfy gets JSON with topic, title, priority, tags and click, with the access token")
     func ntfyPublish() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         let channel = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .ntfy, url: receiver.url("/studybus-alerts"), token: "tk_secret"))
         #expect(channel.hasSecret)
@@ -164,7 +164,7 @@ struct ChannelTests {
     @Test("APNs: HTTP/2 with a verified ES256 provider token and the apns-* headers")
     func apnsDelivery() async throws {
         let directory = try temporaryDirectory()
-        let receiver = try APNsReceiver(directory: directory)
+        let receiver = try await APNsReceiver(directory: directory)
         var configuration = NotifierConfiguration.fast
         configuration.apns = receiver.configuration
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -192,7 +192,7 @@ struct ChannelTests {
     @Test("APNs: 410 removes the device token, 429 and 500 are retried, PayloadTooLarge is dropped")
     func apnsErrors() async throws {
         let directory = try temporaryDirectory()
-        let receiver = try APNsReceiver(directory: directory)
+        let receiver = try await APNsReceiver(directory: directory)
         var configuration = NotifierConfiguration.fast
         configuration.apns = receiver.configuration
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -220,7 +220,7 @@ struct ChannelTests {
     @Test("APNs provider tokens are reused, re-signed after the refresh age, and re-signed on ExpiredProviderToken")
     func apnsTokenRefresh() async throws {
         let directory = try temporaryDirectory()
-        let receiver = try APNsReceiver(directory: directory)
+        let receiver = try await APNsReceiver(directory: directory)
         let clock = ManualWallClock(Date())
         var configuration = NotifierConfiguration.fast
         configuration.apns = receiver.configuration

@@ -10,7 +10,7 @@ import Testing
 struct CrashTests {
     @Test("kill -9 during a burst, restart: every delivery arrives, none is lost, a repeat carries the same id")
     func killDuringBurst() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let (broker, endpoints) = try await startBroker()
         let directory = try temporaryDirectory()
         let store = try FakeProducer(service: "store", endpoints: endpoints, directory: directory)

@@ -12,7 +12,7 @@ import Testing
 struct EventTests {
     @Test("timer.completed rings 12 times as {timerId}_0…_11, the first at once, spaced by the interval")
     func alarmRepeats() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.alarmInterval = .milliseconds(150)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -21,12 +21,13 @@ struct EventTests {
         try await eventually("12 alarms", timeout: .seconds(15)) { try await receiver.received("/ok/alarm").count == 12 }
         let received = try await receiver.received("/ok/alarm")
         let payloads = try received.map { try WireCoding.decode(WebhookPayload.self, from: Data($0.body.utf8)) }
-        #expect(payloads.map(\.data.id) == (0..<12).map { "t1_\($0)" })
+        #expect(Set(payloads.map(\.data.id)) == Set((0..<12).map { "t1_\($0)" }))
         #expect(payloads.allSatisfy { $0.type == "notification.alarm" && $0.data.title == "Tea" && $0.data.timerId == "t1" })
-        // Repeat i is due i intervals after the first, and never goes out before it is due.
-        let due = payloads.map { $0.data.scheduledAt.unixMilliseconds }
+        // Repeat i is due i intervals after the first, and never goes out before it is due. (Two
+        // repeats may overlap in flight on a loaded machine, so arrival order is not asserted.)
+        let due = payloads.map { $0.data.scheduledAt.unixMilliseconds }.sorted()
         #expect(zip(due.dropFirst(), due).allSatisfy { $0 - $1 == 150 }, "\(due)")
-        #expect(zip(received, due).allSatisfy { $0.t_ns / 1_000_000 >= $1 }, "no repeat before its time")
+        #expect(zip(received, payloads).allSatisfy { $0.t_ns / 1_000_000 >= $1.data.scheduledAt.unixMilliseconds }, "no repeat before its time")
         #expect(Set(received.map { $0.headers["webhook-id"] ?? "" }).count == 12)
         await world.stop()
         await receiver.stop()
@@ -34,7 +35,7 @@ struct EventTests {
 
     @Test("notify.ack for the timer stops the remaining repeats")
     func ackStopsAlarm() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.alarmInterval = .seconds(1)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -52,7 +53,7 @@ struct EventTests {
 
     @Test("timer.deleted between two repeats: nothing more is sent; stopped and restarted cancel the same way")
     func cancellationRace() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.alarmInterval = .milliseconds(600)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -86,7 +87,7 @@ struct EventTests {
 
     @Test("reminders are batched: at most one push per user per window, worded encouragingly")
     func remindersBatched() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         var configuration = NotifierConfiguration.fast
         configuration.reminderWindow = .seconds(2)
         let world = try await NotifierWorld.start(configuration: configuration)
@@ -124,7 +125,7 @@ struct EventTests {
 
     @Test("events published while the notifier was down are delivered after it starts, each once")
     func catchUpAfterDowntime() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         let world = try await NotifierWorld.start()
         try await world.addWebhook(receiver.url("/ok/late"))
         await world.stopNotifier()
@@ -147,7 +148,7 @@ struct EventTests {
 
     @Test("quiet hours hold non-urgent notifications until the window ends; urgent ones and opted-in alarms go through")
     func quietHours() async throws {
-        let receiver = try WebhookReceiver()
+        let receiver = try await WebhookReceiver()
         // 23:30 in Berlin on a winter night, quiet 22:00–07:00: the window ends at 06:00Z.
         let clock = ManualWallClock(try WireCoding.decode(Date.self, from: Data(#""2026-01-15T22:30:00.000Z""#.utf8)))
         let world = try await NotifierWorld.start(clock: clock)

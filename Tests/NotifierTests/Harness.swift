@@ -238,8 +238,8 @@ final class WebhookReceiver: Sendable {
     let server: PythonServer
     let http: HTTPClient
 
-    init() throws {
-        server = try PythonServer(script: fixtures.appending(path: "webhook_receiver.py"))
+    init() async throws {
+        server = try await PythonServer(script: fixtures.appending(path: "webhook_receiver.py"))
         http = try HTTPClient(logger: testLogger("receiver-client"))
     }
 
@@ -263,13 +263,13 @@ final class APNsReceiver: Sendable {
     let caFile: String
     let keyPEM: String
 
-    init(directory: URL) throws {
+    init(directory: URL) async throws {
         let key = P256.Signing.PrivateKey()
         keyPEM = key.pemRepresentation
         let publicFile = directory.appending(path: "apns-public.pem")
         try key.publicKey.pemRepresentation.write(to: publicFile, atomically: true, encoding: .utf8)
         caFile = directory.appending(path: "apns-ca.pem").path
-        server = try PythonServer(script: fixtures.appending(path: "apns_receiver.py"), arguments: [publicFile.path, caFile])
+        server = try await PythonServer(script: fixtures.appending(path: "apns_receiver.py"), arguments: [publicFile.path, caFile])
         http = try HTTPClient(logger: testLogger("apns-client"))
     }
 

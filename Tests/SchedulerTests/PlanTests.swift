@@ -59,7 +59,7 @@ struct PlanTests {
         let text = String(decoding: file, as: UTF8.self)
         #expect(text.hasPrefix("BEGIN:VCALENDAR\r\n") && text.hasSuffix("END:VCALENDAR\r\n"))
         #expect(text.split(separator: "\r\n").allSatisfy { $0.utf8.count <= 75 })
-        let parsed = try JSONDecoder().decode(ParsedCalendar.self, from: try runPython([ReferenceRun.scriptPath("parse_ics.py")], input: file))
+        let parsed = try JSONDecoder().decode(ParsedCalendar.self, from: try await runPython([ReferenceRun.scriptPath("parse_ics.py")], input: file))
         #expect(parsed.version == "2.0" && parsed.name.hasPrefix("History: wars\\, treaties\\;"))
         let working = plan.days.filter { $0.newCards + $0.expectedReviews > 0 }
         #expect(parsed.events.count == working.count && calendar.events == working.count)

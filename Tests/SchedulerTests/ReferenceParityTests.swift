@@ -37,8 +37,8 @@ struct ReferenceRun: Decodable {
     var sm2: [SM2Sequence]
 
     /// Runs the generator with the test virtualenv's Python (STUDYBUS_PYTHON, set by scripts/test).
-    static func generate(count: Int, seed: Int) throws -> ReferenceRun {
-        let output = try runPython([scriptPath("generate.py"), "--count", "\(count)", "--seed", "\(seed)"])
+    static func generate(count: Int, seed: Int) async throws -> ReferenceRun {
+        let output = try await runPython([scriptPath("generate.py"), "--count", "\(count)", "--seed", "\(seed)"])
         return try JSONDecoder().decode(ReferenceRun.self, from: output)
     }
 }
@@ -51,7 +51,11 @@ extension ReferenceRun {
 }
 
 /// Runs the test Python with `arguments` (and `input` on stdin); returns stdout, failing on a non-zero exit.
-func runPython(_ arguments: [String], input: Data? = nil) throws -> Data {
+func runPython(_ arguments: [String], input: Data? = nil) async throws -> Data {
+    try await onOwnThread { try runPythonBlocking(arguments, input: input) }
+}
+
+private func runPythonBlocking(_ arguments: [String], input: Data?) throws -> Data {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: PythonServer.python)
     process.arguments = arguments
@@ -78,11 +82,11 @@ struct PythonFailure: Error, CustomStringConvertible {
 
 @Suite("Reference parity of SM-2 and FSRS-6")
 struct ReferenceParityTests {
-    static let run = Result { try ReferenceRun.generate(count: 1000, seed: 20261122) }
+    static let run = Task { try await ReferenceRun.generate(count: 1000, seed: 20261122) }
 
     @Test("FSRS-6 matches the fsrs package on 1,000 generated sequences: S and D within 1e-6, due dates exact")
-    func fsrsParity() throws {
-        let reference = try Self.run.get()
+    func fsrsParity() async throws {
+        let reference = try await Self.run.value
         #expect(reference.fsrsVersion.hasPrefix("6."))
         #expect(reference.fsrs.count == 1000)
         var checked = 0
@@ -103,8 +107,8 @@ struct ReferenceParityTests {
     }
 
     @Test("SM-2 matches the supermemo2 package exactly on 1,000 generated sequences")
-    func sm2Parity() throws {
-        let reference = try Self.run.get()
+    func sm2Parity() async throws {
+        let reference = try await Self.run.value
         #expect(reference.supermemo2Version.hasPrefix("3."))
         #expect(reference.sm2.count == 1000)
         var checked = 0

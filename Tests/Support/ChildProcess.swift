@@ -79,14 +79,19 @@ public final class ChildProcess: Sendable {
         return nil
     }
 
-    /// Reads the first line the process writes to its captured output (blocking, up to `timeout`).
-    public func readLine(timeout: Duration = .seconds(20)) -> String? {
+    /// Reads the next line the process writes to its captured output, or nil if none comes
+    /// within `timeout`. It waits with short sleeps, not a blocking read, so it never holds a
+    /// thread of the cooperative pool that the services under test need.
+    public func readLine(timeout: Duration = .seconds(20)) async -> String? {
         guard let output else { return nil }
         var line = Data()
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
             var descriptor = pollfd(fd: output.fileDescriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&descriptor, 1, 100) > 0 else { continue }
+            guard poll(&descriptor, 1, 0) > 0 else {
+                try? await Task.sleep(for: .milliseconds(10))
+                continue
+            }
             var byte: UInt8 = 0
             guard read(output.fileDescriptor, &byte, 1) == 1 else { return nil }
             if byte == 0x0A { return String(decoding: line, as: UTF8.self) }

@@ -22,9 +22,9 @@ public final class PythonServer: Sendable {
     }
 
     /// Starts `script` with `arguments` and waits (up to 20 s) for it to print its port.
-    public init(script: URL, arguments: [String] = []) throws {
+    public init(script: URL, arguments: [String] = []) async throws {
         let process = try ChildProcess(executable: Self.python, arguments: ["-u", script.path] + arguments, captureOutput: true)
-        let line = process.readLine() ?? ""
+        let line = await process.readLine() ?? ""
         guard let port = Int(line.trimmingCharacters(in: .whitespaces)) else {
             process.send(SIGKILL)
             throw ServerDidNotStart(script: script.lastPathComponent, output: line)

@@ -1,0 +1,117 @@
+import Bus
+import Foundation
+import Glibc
+import TestSupport
+import Testing
+
+/// The whole system as local processes, started by `scripts/dev up` with the built binaries, on
+/// free ports, with its own data folder — the topology users run, driven through the bus.
+final class DevSystem: Sendable {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    let data: URL
+    let environment: [String: String]
+    let client: Bus
+
+    /// Settings that make the flows quick to observe: short alarm interval, no reminder batching
+    /// window, fast heartbeats so a restarted broker is noticed within a second or two.
+    static let quickSettings = [
+        "BUS_HEARTBEAT_MS": "500",
+        "NOTIFIER_ALARM_INTERVAL_MS": "400",
+        "NOTIFIER_REMINDER_WINDOW_SECONDS": "0",
+        "LOG_LEVEL": "info",
+    ]
+
+    static func start(_ services: [String] = []) async throws -> DevSystem {
+        let data = FileManager.default.temporaryDirectory.appending(path: "studybus-system-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+        let (rpc, pub, sub) = (try freePort(), try freePort(), try freePort())
+        var environment = quickSettings
+        environment["STUDYBUS_DATA"] = data.path
+        environment["STUDYBUS_BIN"] = builtProductsDirectory.path
+        for (name, port) in [("RPC", rpc), ("PUB", pub), ("SUB", sub)] {
+            environment["BUS_\(name)"] = "tcp://127.0.0.1:\(port)"
+            environment["BUS_\(name)_BIND"] = "tcp://127.0.0.1:\(port)"
+        }
+        var configuration = BusConfiguration(source: "system-test")
+        configuration.rpcEndpoint = "tcp://127.0.0.1:\(rpc)"
+        configuration.pubEndpoint = "tcp://127.0.0.1:\(pub)"
+        configuration.subEndpoint = "tcp://127.0.0.1:\(sub)"
+        configuration.heartbeatInterval = .milliseconds(500)
+        configuration.reconnectMaximumDelay = .milliseconds(500)
+        let system = DevSystem(data: data, environment: environment, client: try Bus(configuration: configuration, logger: testLogger("system-test")))
+        try await system.dev(["up"] + services)
+        return system
+    }
+
+    private init(data: URL, environment: [String: String], client: Bus) {
+        self.data = data
+        self.environment = environment
+        self.client = client
+    }
+
+    /// Runs `scripts/dev ARGUMENTS` for this system; throws with its output if it fails.
+    @discardableResult
+    func dev(_ arguments: [String], timeout: Duration = .seconds(90)) async throws -> String {
+        let log = data.appending(path: "dev-\(UUID().uuidString.prefix(8)).out")
+        let script = Self.repository.appending(path: "scripts/dev").path
+        let process = try ChildProcess(executable: "/bin/bash", arguments: [script] + arguments, environment: environment, logFile: log.path)
+        let status = await process.waitForExit(timeout: timeout)
+        let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            if status == nil { process.send(SIGKILL) }
+            throw DevFailed(command: "scripts/dev \(arguments.joined(separator: " "))", status: status, output: output)
+        }
+        return output
+    }
+
+    /// The pid of an instance (`store-1`, `ingest-2`, …) from scripts/dev's pid file.
+    func pid(_ instance: String) throws -> pid_t {
+        let text = try String(contentsOf: data.appending(path: "run/\(instance).pid"), encoding: .utf8)
+        guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw DevFailed(command: "pid \(instance)", status: nil, output: text) }
+        return pid
+    }
+
+    /// Kills an instance with SIGKILL — no shutdown, no flushing — and waits until it is gone.
+    func kill9(_ instance: String) async throws {
+        let pid = try pid(instance)
+        kill(pid, SIGKILL)
+        try await eventually("\(instance) exited") { kill(pid, 0) != 0 }
+    }
+
+    /// Calls `method` as `user`.
+    func call<Request, Response>(_ method: Method<Request, Response>, _ request: Request, user: String, timeout: Duration = .seconds(30)) async throws -> Response {
+        try await client.call(method, request, options: CallOptions(user: user, timeout: timeout))
+    }
+
+    /// Stops every process and the client; removes the data folder unless STUDYBUS_KEEP_SYSTEM_DATA is set.
+    func stop() async {
+        _ = try? await dev(["down"])
+        await client.shutdown()
+        if ProcessInfo.processInfo.environment["STUDYBUS_KEEP_SYSTEM_DATA"] == nil {
+            try? FileManager.default.removeItem(at: data)
+        }
+    }
+
+    struct DevFailed: Error, CustomStringConvertible {
+        let command: String
+        let status: Int32?
+        let output: String
+        var description: String { "\(command) \(status.map { "exited \($0)" } ?? "timed out"):\n\(output)" }
+    }
+}
+
+/// A TCP port nothing listens on right now (bind to port 0, read it, close).
+func freePort() throws -> Int {
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+    }
+    guard bound else { throw BusError.unavailable("no free port: \(String(cString: strerror(errno)))") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
