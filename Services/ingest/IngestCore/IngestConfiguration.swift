@@ -11,6 +11,7 @@ public struct ChunkingSettings: Sendable, Equatable {
     /// Characters a chunk repeats from the end of the previous one (at most a quarter of the target).
     public var overlapCharacters: Int
 
+    /// The defaults: 1,000 characters, 150 of overlap.
     public init(targetCharacters: Int = 1000, overlapCharacters: Int = 150) {
         self.targetCharacters = targetCharacters
         self.overlapCharacters = overlapCharacters
@@ -30,6 +31,7 @@ public struct ToolSettings: Sendable {
     /// The longest one run of a tool may take; it is killed then.
     public var timeout: Duration
 
+    /// The Debian tools by name, English OCR, 60 s a run.
     public init(
         pdftotext: String = "pdftotext", pdftoppm: String = "pdftoppm", tesseract: String = "tesseract", ocrLanguages: String = "eng",
         timeout: Duration = .seconds(60)
@@ -74,6 +76,7 @@ public struct IngestConfiguration: Sendable {
     /// evenly across them); at most ai-gateway's 2 MiB.
     public var aiInputBytes = 256 * 1024
 
+    /// The defaults of docs/services/ingest.md.
     public init() {}
 
     /// A material whose worker was lost ends `failed` at most this long after its processing

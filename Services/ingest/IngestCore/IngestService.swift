@@ -14,12 +14,16 @@ import ServiceLifecycle
 /// try await ServiceRunner.runGroup([bus] + ingest.services, logger: logger)
 /// ```
 public final class IngestService: Sendable {
+    /// Serves `ingest.submit`, `ingest.retry` and `ingest.formats`.
     public let host: ServiceHost
+    /// Runs the jobs the methods start.
     public let runner: JobRunner
+    /// Fails the materials of lost workers.
     public let sweeper: StuckSweeper
     let configuration: IngestConfiguration
     let logger: Logger
 
+    /// A worker on `bus`; run its ``services`` after the bus.
     public init(bus: Bus, configuration: IngestConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger

@@ -30,7 +30,7 @@ public final class JobRunner: Service, Sendable {
     }
 
     /// Jobs started and not finished.
-    public var activeCount: Int { active.withLock { $0.count } }
+    var activeCount: Int { active.withLock { $0.count } }
 
     /// Refuses more work when the queue is full, or holding another file of `bytes` would go
     /// beyond the memory budget.

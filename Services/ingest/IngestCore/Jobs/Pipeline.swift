@@ -61,7 +61,8 @@ struct Pipeline: Sendable {
     func fail(_ job: IngestJob, _ error: BusError) async -> Material? {
         progress.report(job, .failed, message: error.message)
         do throws(BusError) {
-            _ = try await bus.call(Store.failMaterial, MaterialFail(id: job.material.id, reason: error.message), options: CallOptions(user: job.user, meta: job.meta))
+            // The job's own deadline may be what failed it: this write gets time of its own.
+            _ = try await writes.call(Store.failMaterial, MaterialFail(id: job.material.id, reason: error.message), job: job, deadline: Date() + 10)
         } catch where error.code == .failedPrecondition {
             if let material = try? await bus.call(Store.getMaterial, RecordID(id: job.material.id), options: CallOptions(user: job.user)), material.status == .ready {
                 return material

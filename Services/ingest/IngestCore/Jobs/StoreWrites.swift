@@ -41,12 +41,12 @@ struct StoreWrites: Sendable {
         "ics-" + SHA256.hash(data: Data((material + "\n" + key).utf8)).prefix(20).map { String(format: "%02x", $0) }.joined()
     }
 
-    /// Calls the store for the job's user within the job's time, trying again (three times in
-    /// all, 0.2 s then 1 s apart) while the store is unavailable.
+    /// Calls the store for the job's user within the job's time (or `deadline`), trying again
+    /// (three times in all, 0.2 s then 1 s apart) while the store is unavailable.
     func call<Request, Response>(
-        _ method: Method<Request, Response>, _ request: Request, job: IngestJob, idempotencyKey: String? = nil
+        _ method: Method<Request, Response>, _ request: Request, job: IngestJob, idempotencyKey: String? = nil, deadline: Date? = nil
     ) async throws(BusError) -> Response {
-        let options = CallOptions(user: job.user, deadline: job.wallDeadline, meta: job.meta, idempotencyKey: idempotencyKey)
+        let options = CallOptions(user: job.user, deadline: deadline ?? job.wallDeadline, meta: job.meta, idempotencyKey: idempotencyKey)
         var attempt = 0
         while true {
             do throws(BusError) {

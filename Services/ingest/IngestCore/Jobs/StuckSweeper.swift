@@ -30,6 +30,7 @@ public final class StuckSweeper: Service, Sendable {
         "worker lost: the ingest worker processing this material stopped before finishing (processing for more than \(stuckAfter.components.seconds) s); call ingest.retry to process it again"
     }
 
+    /// Sweeps at once, then every interval, until graceful shutdown.
     public func run() async throws {
         try? await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
