@@ -50,10 +50,13 @@ public final class StuckSweeper: Service, Sendable {
                 let seconds = Double(stuckAfter.components.seconds)
                 let stuck = try await bus.call(
                     Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: seconds, limit: 100), options: CallOptions(timeout: .seconds(10)))
+                var failedNow = 0
                 for material in stuck.materials where !runner.isRunning(material.id) {
-                    if await fail(material) { failed += 1 }
+                    if await fail(material) { failedNow += 1 }
                 }
-                if stuck.materials.count < 100 || Task.isCancelled { break }
+                failed += failedNow
+                // A full page may hold more; one where nothing could be failed would come back as it is.
+                if stuck.materials.count < 100 || failedNow == 0 || Task.isCancelled { break }
             }
         } catch {
             logger.warning("sweep for lost workers' materials failed; trying again next interval", metadata: ["error": "\(error)"])
