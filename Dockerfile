@@ -14,6 +14,7 @@ COPY Shared Shared
 COPY Services Services
 COPY Benchmarks Benchmarks
 COPY Tests Tests
+# Every executable product (scripts/check-compose checks the list); one not built yet is skipped.
 RUN swift build -c release --static-swift-stdlib \
  && mkdir /out \
  && bin="$(swift build -c release --show-bin-path)" \
@@ -21,12 +22,13 @@ RUN swift build -c release --static-swift-stdlib \
         if [ -x "$bin/$product" ]; then cp "$bin/$product" /out/; fi; \
     done
 
-# Run stage: slim Debian with the shared libraries, the extraction tools ingest uses, and a
-# non-root user owning /data (each service's volume is mounted there).
+# Run stage: slim Debian with the shared libraries, the extraction tools ingest uses, the sqlite3
+# shell for restores and checks (docs/operations.md), and a non-root user owning /data (each
+# service's volume is mounted there).
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libzmq5 libsqlite3-0 libcurl4 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng \
+        libzmq5 libsqlite3-0 libcurl4 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin studybus \
  && mkdir -p /data && chown studybus:studybus /data
