@@ -76,6 +76,38 @@ struct BackupTests {
         #expect(try await world.client.call(Reserved.health("store"), Empty()).status == .serving)
         await world.stop()
     }
+
+    @Test("restored as docs/operations.md says, the store starts on the backup and numbers its next events after every one published before")
+    func restore() async throws {
+        let directory = try temporaryDirectory()
+        var kept: [String] = [], lost: [String] = [], backup: Data?, publishedBefore: Int64 = 0
+        do {  // the store's first life, ended before its file is replaced
+            let world = try await StoreWorld.start(directory: directory)
+            kept = try await addTasks(world, count: 5, prefix: "kept")
+            backup = try await world.client.callWithAttachment(Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(60))).attachment
+            lost = try await addTasks(world, count: 5, prefix: "lost")
+            publishedBefore = try await world.events().last?.header.seq ?? 0
+            await world.stop()
+        }
+
+        // Restoring: replace the file, drop the old write-ahead log, move the event numbering on.
+        let file = directory.appending(path: "store.sqlite")
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file.path + suffix) }
+        try #require(backup).write(to: file)
+        let restoring = try DatabaseQueue(path: file.path)
+        try await restoring.write { db in try db.execute(sql: "UPDATE sqlite_sequence SET seq = seq + 1000000 WHERE name = 'bus_outbox'") }
+        try restoring.close()
+
+        let world = try await StoreWorld.start(directory: directory)
+        let tasks = Set(try await world.call(Store.listTasks, StudyTaskList(limit: 500)).items.map(\.id))
+        #expect(tasks == Set(kept), "lost: \(lost)")
+        let next = try await world.call(Store.createTask, StudyTaskCreate(id: "after-restore", title: "After"))
+        let last = try #require(try await world.events().last)
+        #expect(last.topic == "task.created")
+        #expect(try last.decode(Store.taskCreated).id == next.id)
+        #expect(last.header.seq > publishedBefore)
+        await world.stop()
+    }
 }
 
 /// Creates `count` tasks for alice, one call each; returns their ids.
