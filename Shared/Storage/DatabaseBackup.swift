@@ -15,6 +15,7 @@ extension ServiceDatabase {
     /// sending it would only get this service disconnected by the broker.
     public func registerBackup(on host: ServiceHost) {
         let service = host.service
+        removeLeftoverCopies()
         host.handle(Reserved.backup(service), withAttachment: { [self] _, context in
             let limit = context.bus.configuration.maxMessageBytes
             context.logger.info("backup requested")
@@ -29,9 +30,8 @@ extension ServiceDatabase {
     /// Copies the database to a temporary file, and returns the copy's bytes and description.
     /// - Throws: `RESOURCE_EXHAUSTED` when the copy is larger than `limit`; `INTERNAL` when the
     ///   copy cannot be made or read.
-    func snapshot(service: String, limit: Int64) throws(BusError) -> (BackupInfo, Data) {
-        let folder = url.deletingLastPathComponent()
-        let temporary = folder.appending(path: ".backup-\(UUID().uuidString.lowercased()).sqlite")
+    private func snapshot(service: String, limit: Int64) throws(BusError) -> (BackupInfo, Data) {
+        let temporary = url.deletingLastPathComponent().appending(path: "\(Self.copyPrefix)\(UUID().uuidString.lowercased()).sqlite")
         defer {
             for suffix in ["", "-journal", "-wal", "-shm"] {
                 try? FileManager.default.removeItem(atPath: temporary.path + suffix)
@@ -50,8 +50,8 @@ extension ServiceDatabase {
                 .resourceExhausted,
                 "the backup of \(service) is \(bytes) bytes, more than the largest message the broker accepts "
                     + "(BROKER_MAX_MESSAGE_BYTES = \(limit)); raise BROKER_MAX_MESSAGE_BYTES for the broker and \(service) "
-                    + "above the database's size, or stop \(service) and copy \(url.lastPathComponent) from its volume "
-                    + "(docs/operations.md, Backups)",
+                    + "above the database's size, or copy \(url.lastPathComponent) with the sqlite3 shell in the service's "
+                    + "container (docs/operations.md, Backups)",
                 details: .object(["bytes": .int(bytes), "limit": .int(limit), "setting": .string("BROKER_MAX_MESSAGE_BYTES")]))
         }
         let data: Data
@@ -64,6 +64,19 @@ extension ServiceDatabase {
         let info = BackupInfo(
             service: service, file: url.lastPathComponent, bytes: Int64(data.count), sha256: sha256, migrations: migrations, takenAt: takenAt)
         return (info, data)
+    }
+
+    /// How the temporary copies' names start.
+    private static let copyPrefix = ".backup-"
+
+    /// Deletes temporary copies a process that died while backing up left behind; called at
+    /// start, when no backup of this file can be running (one process owns it).
+    private func removeLeftoverCopies() {
+        let folder = url.deletingLastPathComponent()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names where name.hasPrefix(Self.copyPrefix) {
+            try? FileManager.default.removeItem(at: folder.appending(path: name))
+        }
     }
 
     /// Runs blocking `work` on a dispatch thread and returns its result.

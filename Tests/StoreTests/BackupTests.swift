@@ -77,6 +77,15 @@ struct BackupTests {
         await world.stop()
     }
 
+    @Test("a temporary copy left by a process that died while backing up is deleted when the store starts")
+    func leftoverCopy() async throws {
+        let directory = try temporaryDirectory()
+        try Data("half a copy".utf8).write(to: directory.appending(path: ".backup-0f1e2d3c.sqlite"))
+        let world = try await StoreWorld.start(directory: directory)
+        #expect(try leftovers(in: directory).isEmpty)
+        await world.stop()
+    }
+
     @Test("restored as docs/operations.md says, the store starts on the backup and numbers its next events after every one published before")
     func restore() async throws {
         let directory = try temporaryDirectory()
