@@ -209,7 +209,10 @@ let package = Package(
         .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(
             name: "AIGatewayTests",
-            dependencies: ["AIGatewayCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport"],
+            dependencies: [
+                "AIGatewayCore", "StoreCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Tests/AIGatewayTests",
             exclude: ["mock_provider.py"]
         ),

@@ -34,10 +34,12 @@ public struct AIGatewayContract: ServiceContract {
     /// `thought`: a "house thought" (C11S House) from the user's notes.
     public let thought = Method<ThoughtRequest, HouseThought>(
         "ai-gateway", "thought", "A house thought (thought, emotion, category, confidence, suggestion) from the user's notes.")
-    /// `chat`: the tutor; with `stream: true` tokens are published on `ai.stream.<requestId>`.
+    /// `chat`: the tutor; with `stream: true` tokens are published on `ai.stream.<requestId>`;
+    /// with `conversationId` / `materialId` / `setId` the history and context come from store and
+    /// the turn is stored there.
     public let chat = Method<ChatRequest, ChatResponse>(
         "ai-gateway", "chat",
-        "The tutor: the last 5 messages and optional study context; stream=true publishes tokens on ai.stream.<requestId>.")
+        "The tutor: the last 5 messages and optional study context (inline, or materialId/setId from store); stream=true publishes tokens on ai.stream.<requestId>; conversationId loads and stores the conversation in store.")
     /// `chat.cancel`: stops a chat that is still answering.
     public let cancelChat = Method<ChatCancelRequest, ChatCancelResponse>(
         "ai-gateway", "chat.cancel", "Stop a chat answer in progress; the chat call returns the text so far with finishReason cancelled.")
@@ -463,13 +465,23 @@ public struct StudyContext: Codable, Sendable, Equatable {
 }
 
 /// `chat` request.
+///
+/// Stateless (as before): `messages` is the conversation so far and `context` the study material.
+/// Stored (the tutor flow): `conversationId` names a store conversation of the caller; ai-gateway
+/// loads its latest messages from store, answers, and appends the request's messages and the
+/// answer to it. `materialId` / `setId` name a store material / flashcard set of the caller that
+/// ai-gateway loads as the study context. Every store call acts for the request header's `user`
+/// (another user's record is NOT_FOUND) and needs store to be reachable (else UNAVAILABLE).
 public struct ChatRequest: Codable, Sendable, Equatable {
     /// Names the answer: its stream topic is `ai.stream.<requestId>` and `chat.cancel` takes it.
     /// Required with `stream: true`; 1...64 of `A-Z a-z 0-9 _ -`.
     public var requestId: String?
     /// The conversation so far, oldest first, ending with the user's question (1...100; the last
-    /// 5 go into the prompt).
+    /// 5 go into the prompt). With `conversationId`: only the new turn(s), usually the user's
+    /// question; they follow the stored messages in the prompt and are stored after the answer
+    /// (`system` messages are instructions for this answer and are not stored).
     public var messages: [ChatMessage]
+    /// Inline study material; not together with `materialId` or `setId`.
     public var context: StudyContext?
     /// Publish the answer token by token on `ai.stream.<requestId>`; the call still returns the
     /// whole answer when done.
@@ -480,10 +492,20 @@ public struct ChatRequest: Codable, Sendable, Equatable {
     public var temperature: Double?
     /// Use only this provider, no fallback; default: the method's route.
     public var provider: String?
+    /// A store conversation of the caller: its latest messages are the history, and the request's
+    /// messages and the answer are appended to it (idempotently under the header's `idem`).
+    public var conversationId: String?
+    /// A store material of the caller: its title, chunks (reading order, up to 256 KiB with the
+    /// cards) and cards become the study context. Default: the conversation's material.
+    public var materialId: String?
+    /// A store flashcard set of the caller: its cards become part of the study context (its name
+    /// the title when there is no material). Default: the conversation's set.
+    public var setId: String?
 
     public init(
         requestId: String? = nil, messages: [ChatMessage], context: StudyContext? = nil, stream: Bool? = nil,
-        maxTokens: Int? = nil, temperature: Double? = nil, provider: String? = nil
+        maxTokens: Int? = nil, temperature: Double? = nil, provider: String? = nil,
+        conversationId: String? = nil, materialId: String? = nil, setId: String? = nil
     ) {
         self.requestId = requestId
         self.messages = messages
@@ -492,6 +514,9 @@ public struct ChatRequest: Codable, Sendable, Equatable {
         self.maxTokens = maxTokens
         self.temperature = temperature
         self.provider = provider
+        self.conversationId = conversationId
+        self.materialId = materialId
+        self.setId = setId
     }
 }
 
@@ -513,12 +538,23 @@ public struct ChatResponse: Codable, Sendable, Equatable {
     public var text: String
     public var finishReason: FinishReason
     public var generation: GenerationInfo
+    /// With `conversationId`: the store ids of the request's messages as appended to the
+    /// conversation, in order (`system` messages are not stored).
+    public var messageIds: [String]?
+    /// With `conversationId`: the store id of the answer's message; absent when the answer is
+    /// empty (cancelled before its first word) and so not stored.
+    public var answerMessageId: String?
 
-    public init(requestId: String, text: String, finishReason: FinishReason, generation: GenerationInfo) {
+    public init(
+        requestId: String, text: String, finishReason: FinishReason, generation: GenerationInfo,
+        messageIds: [String]? = nil, answerMessageId: String? = nil
+    ) {
         self.requestId = requestId
         self.text = text
         self.finishReason = finishReason
         self.generation = generation
+        self.messageIds = messageIds
+        self.answerMessageId = answerMessageId
     }
 }
 

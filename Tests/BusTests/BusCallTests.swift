@@ -132,7 +132,7 @@ struct BusCallTests {
         let elapsed = ContinuousClock.now - started
         #expect(error?.code == .deadlineExceeded)
         // Generous upper bound: the point is that the call ends on its own, even on a loaded machine.
-        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(5))
+        #expect(elapsed >= .milliseconds(300) && elapsed < .seconds(20))
         await bus.shutdown()
     }
 

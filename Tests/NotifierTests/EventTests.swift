@@ -21,12 +21,13 @@ struct EventTests {
         try await eventually("12 alarms", timeout: .seconds(15)) { try await receiver.received("/ok/alarm").count == 12 }
         let received = try await receiver.received("/ok/alarm")
         let payloads = try received.map { try WireCoding.decode(WebhookPayload.self, from: Data($0.body.utf8)) }
-        #expect(payloads.map(\.data.id) == (0..<12).map { "t1_\($0)" })
+        #expect(Set(payloads.map(\.data.id)) == Set((0..<12).map { "t1_\($0)" }))
         #expect(payloads.allSatisfy { $0.type == "notification.alarm" && $0.data.title == "Tea" && $0.data.timerId == "t1" })
-        // Repeat i is due i intervals after the first, and never goes out before it is due.
-        let due = payloads.map { $0.data.scheduledAt.unixMilliseconds }
+        // Repeat i is due i intervals after the first, and never goes out before it is due. (Two
+        // repeats may overlap in flight on a loaded machine, so arrival order is not asserted.)
+        let due = payloads.map { $0.data.scheduledAt.unixMilliseconds }.sorted()
         #expect(zip(due.dropFirst(), due).allSatisfy { $0 - $1 == 150 }, "\(due)")
-        #expect(zip(received, due).allSatisfy { $0.t_ns / 1_000_000 >= $1 }, "no repeat before its time")
+        #expect(zip(received, payloads).allSatisfy { $0.t_ns / 1_000_000 >= $1.data.scheduledAt.unixMilliseconds }, "no repeat before its time")
         #expect(Set(received.map { $0.headers["webhook-id"] ?? "" }).count == 12)
         await world.stop()
         await receiver.stop()

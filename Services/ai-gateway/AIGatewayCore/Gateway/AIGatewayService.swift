@@ -249,27 +249,36 @@ public final class AIGatewayService: Service, Sendable {
                             suggestion: output.suggestion, generation: generation)
     }
 
+    /// The tutor. With `conversationId`, `materialId` or `setId` the history and study context
+    /// come from store first, and the turn is appended there before the final event (a failure to
+    /// store fails the call and ends the stream with an error event).
     private func chat(_ request: ChatRequest, _ context: RequestContext) async throws -> ChatResponse {
         let scope = try scope(context)
         try Validate.chat(request)
         let chain = try dispatcher.chain(for: .chat, pinned: request.provider)
         let requestId = request.requestId ?? "chat-" + UUID().uuidString.lowercased()
-        let recent = Array(request.messages.suffix(AIGatewayLimits.chatContextMessages))
-        let prompt = Prompts.chat(request.messages, context: request.context, maxTokens: request.maxTokens, temperature: request.temperature)
-        let cacheInput = CacheInput.of(.chat, prompt)
-        let studyContext = request.context
         let sink = ChatSink(requestId: requestId, publish: request.stream == true, bus: bus, user: scope.user)
         let run = try chats.begin(requestId, user: scope.user)
         defer { chats.end(requestId) }
-        let work = Task { () async throws(BusError) -> ChatResponse in
-            let (outcome, generation) = try await dispatcher.converse(
-                chain: chain, scope: scope, cacheInput: cacheInput, prompt: prompt,
-                local: { ExtractiveTutor.answer(messages: recent, context: studyContext) }, sink: sink, run: run)
-            return ChatResponse(requestId: requestId, text: outcome.text, finishReason: outcome.finishReason, generation: generation)
-        }
-        run.attach { work.cancel() }
         do {
-            let response = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+            let tutor = TutorStore(context: context)
+            let stored = TutorStore.isNeeded(for: request) ? try await tutor.load(request) : TutorStore.Loaded()
+            let messages = stored.history + request.messages
+            let studyContext = stored.studyContext ?? request.context
+            let recent = Array(messages.suffix(AIGatewayLimits.chatContextMessages))
+            let prompt = Prompts.chat(messages, context: studyContext, maxTokens: request.maxTokens, temperature: request.temperature)
+            let cacheInput = CacheInput.of(.chat, prompt)
+            let work = Task { () async throws(BusError) -> ChatResponse in
+                let (outcome, generation) = try await dispatcher.converse(
+                    chain: chain, scope: scope, cacheInput: cacheInput, prompt: prompt,
+                    local: { ExtractiveTutor.answer(messages: recent, context: studyContext) }, sink: sink, run: run)
+                return ChatResponse(requestId: requestId, text: outcome.text, finishReason: outcome.finishReason, generation: generation)
+            }
+            run.attach { work.cancel() }
+            var response = try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+            if let turn = stored.turn {
+                (response.messageIds, response.answerMessageId) = try await tutor.append(turn, answer: response.text)
+            }
             sink.final(response)
             return response
         } catch {

@@ -68,7 +68,34 @@ enum Validate {
         if let id = request.requestId { try requestId(id) } else if request.stream == true {
             throw .invalidArgument("requestId is required with stream: true (the answer is published on ai.stream.<requestId>)")
         }
+        try storeReferences(request)
     }
+
+    /// `conversationId`, `materialId` and `setId`: store ids; an inline context only without
+    /// the latter two; with a conversation, messages store accepts (checked before answering, so
+    /// a question store would refuse does not cost an answer that cannot be saved).
+    private static func storeReferences(_ request: ChatRequest) throws(BusError) {
+        for (field, value) in [("conversationId", request.conversationId), ("materialId", request.materialId), ("setId", request.setId)] {
+            guard let value else { continue }
+            guard (1...StoreLimits.idLength).contains(value.utf8.count), value.utf8.allSatisfy(storeIdBytes.contains) else {
+                throw .invalidArgument("\(field) must be a store id: 1...\(StoreLimits.idLength) letters, digits, '-', '_', '.' or ':'")
+            }
+        }
+        if request.context != nil, request.materialId != nil || request.setId != nil {
+            throw .invalidArgument("context cannot be given with materialId or setId: give the study material inline or by id, not both")
+        }
+        guard request.conversationId != nil else { return }
+        for (index, message) in request.messages.enumerated() where message.role != .system {
+            guard message.content.contains(where: { !$0.isWhitespace }) else {
+                throw .invalidArgument("messages[\(index)].content must not be empty: it is stored in the conversation")
+            }
+            guard message.content.unicodeScalars.count <= StoreLimits.textLength else {
+                throw .invalidArgument("messages[\(index)].content has \(message.content.unicodeScalars.count) characters; a stored message takes at most \(StoreLimits.textLength)")
+            }
+        }
+    }
+
+    private static let storeIdBytes = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:".utf8)
 }
 
 /// Canonical text of a task's input, the prompt part of its cache key: the task and the
