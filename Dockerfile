@@ -30,7 +30,8 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libzmq5 libsqlite3-0 libcurl4 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin studybus \
+ && groupadd --system --gid 10001 studybus \
+ && useradd --system --uid 10001 --gid studybus --home-dir /data --shell /usr/sbin/nologin studybus \
  && mkdir -p /data && chown studybus:studybus /data
 COPY --from=build /out/ /usr/local/bin/
 USER studybus
