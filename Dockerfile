@@ -14,12 +14,13 @@ COPY Shared Shared
 COPY Services Services
 COPY Benchmarks Benchmarks
 COPY Tests Tests
-# Every executable product (scripts/check-compose checks the list); one not built yet is skipped.
-RUN swift build -c release --static-swift-stdlib \
- && mkdir /out \
+# Every executable product Package.swift declares, one by one: a plain `swift build` would also
+# build TestSupport, which imports Testing, a module the static standard library does not have.
+# (scripts/check-compose checks that this sed finds every product.)
+RUN mkdir /out \
  && bin="$(swift build -c release --show-bin-path)" \
- && for product in broker busctl store ingest scheduler timer-ticker ai-gateway notifier; do \
-        if [ -x "$bin/$product" ]; then cp "$bin/$product" /out/; fi; \
+ && for product in $(sed -n 's/.*\.executable(name: "\([^"]*\)".*/\1/p' Package.swift); do \
+        swift build -c release --static-swift-stdlib --product "$product" && cp "$bin/$product" /out/ || exit 1; \
     done
 
 # Run stage: slim Debian with the shared libraries, the extraction tools ingest uses, the sqlite3

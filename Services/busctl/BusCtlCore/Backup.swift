@@ -9,14 +9,14 @@ extension BusCtl {
         static let configuration = CommandConfiguration(
             abstract: "Back up a running service's SQLite file.",
             discussion: """
-            Asks the service for an online copy of its database (_backup), checks its size and
-            SHA-256, and writes it to FILE atomically (a temporary file beside FILE, then a
+            Asks the service for an online copy of its database (_backup), checks its size and \
+            SHA-256, and writes it to FILE atomically (a temporary file beside FILE, then a \
             rename), readable by its owner only. Writes to the service go on meanwhile.
 
-            Only services that own data answer (store, scheduler, timer-ticker, ai-gateway,
-            notifier); others fail with UNIMPLEMENTED. A database larger than the broker's
-            BROKER_MAX_MESSAGE_BYTES fails with RESOURCE_EXHAUSTED. docs/operations.md tells how
-            to restore a backup.
+            Only services that own data answer (store, scheduler, timer-ticker, ai-gateway, \
+            notifier); others fail with UNIMPLEMENTED. A database larger than the broker's \
+            BROKER_MAX_MESSAGE_BYTES fails with RESOURCE_EXHAUSTED. docs/operations.md tells \
+            how to restore a backup.
 
             Example:
               busctl backup store backups/store-$(date +%F).sqlite
