@@ -14,22 +14,25 @@ COPY Shared Shared
 COPY Services Services
 COPY Benchmarks Benchmarks
 COPY Tests Tests
-RUN swift build -c release --static-swift-stdlib \
- && mkdir /out \
+# Every executable product Package.swift declares, one by one: a plain `swift build` would also
+# build TestSupport, which imports Testing, a module the static standard library does not have.
+# (scripts/check-compose checks that this sed finds every product.)
+RUN mkdir /out \
  && bin="$(swift build -c release --show-bin-path)" \
- && for product in broker busctl store ingest scheduler timer-ticker ai-gateway notifier; do \
-        if [ -x "$bin/$product" ]; then cp "$bin/$product" /out/; fi; \
+ && for product in $(sed -n 's/.*\.executable(name: "\([^"]*\)".*/\1/p' Package.swift); do \
+        swift build -c release --static-swift-stdlib --product "$product" && cp "$bin/$product" /out/ || exit 1; \
     done
 
 # Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader), the
-# extraction tools ingest uses, and a non-root user owning /data (each service's volume is
-# mounted there).
+# extraction tools ingest uses, the sqlite3 shell for restores and checks (docs/operations.md),
+# and a non-root user owning /data (each service's volume is mounted there).
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        libzmq5 libsqlite3-0 libcurl4 libxml2 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng \
+        libzmq5 libsqlite3-0 libcurl4 libxml2 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng sqlite3 \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --system --uid 10001 --user-group --home-dir /data --shell /usr/sbin/nologin studybus \
+ && groupadd --system --gid 10001 studybus \
+ && useradd --system --uid 10001 --gid studybus --home-dir /data --shell /usr/sbin/nologin studybus \
  && mkdir -p /data && chown studybus:studybus /data
 COPY --from=build /out/ /usr/local/bin/
 USER studybus

@@ -54,6 +54,7 @@ let package = Package(
             name: "Storage",
             dependencies: [
                 "Bus",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -85,6 +86,7 @@ let package = Package(
             dependencies: [
                 "Bus", "Contracts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Services/busctl/BusCtlCore"
         ),
@@ -240,6 +242,7 @@ let package = Package(
         .testTarget(
             name: "StoreTests",
             dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport",
+                           .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/StoreTests"

@@ -30,6 +30,11 @@ public struct BusConfiguration: Sendable {
     public var highWaterMark: Int32 = 100_000
     /// Events a subscription buffers in memory for a slow consumer before dropping (seen as a gap).
     public var subscriptionBufferLimit = 100_000
+    /// The largest frame the broker accepts (`BROKER_MAX_MESSAGE_BYTES`, default 64 MiB, the
+    /// broker's own setting). The broker disconnects a peer that sends more, so a service that
+    /// could send a bigger frame (`_backup`) refuses instead, with an error naming the limit.
+    /// Set it the same for the broker and every service.
+    public var maxMessageBytes: Int64 = 64 << 20
 
     public init(source: String, instance: String? = nil) {
         self.source = source
@@ -69,6 +74,7 @@ public struct BusConfiguration: Sendable {
         if let ms = try positive("BUS_HEARTBEAT_MS") { configuration.heartbeatInterval = .milliseconds(ms) }
         if let count = try positive("BUS_HEARTBEAT_LIVENESS") { configuration.heartbeatLiveness = count }
         if let count = try positive("BUS_HWM") { configuration.highWaterMark = Int32(clamping: count) }
+        if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
         return configuration
     }
 }

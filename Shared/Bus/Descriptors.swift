@@ -166,6 +166,31 @@ public struct ReplayResponse: Codable, Sendable, Equatable {
     }
 }
 
+/// `_backup` response: what the attachment frame holds, an online copy of the service's SQLite file.
+public struct BackupInfo: Codable, Sendable, Equatable {
+    /// The service that made it.
+    public var service: String
+    /// The database's file name in the service's `DATA_DIR`, e.g. `store.sqlite`.
+    public var file: String
+    /// The attachment's size in bytes.
+    public var bytes: Int64
+    /// The attachment's SHA-256, lowercase hex.
+    public var sha256: String
+    /// The migrations applied to the copy, in the order they ran; the newest is last.
+    public var migrations: [String]
+    /// When the copy was taken.
+    public var takenAt: Date
+
+    public init(service: String, file: String, bytes: Int64, sha256: String, migrations: [String], takenAt: Date) {
+        self.service = service
+        self.file = file
+        self.bytes = bytes
+        self.sha256 = sha256
+        self.migrations = migrations
+        self.takenAt = takenAt
+    }
+}
+
 extension EventHeader: Codable {
     private enum CodingKeys: String, CodingKey { case id, source, instance, seq, ts, user, meta }
 
@@ -194,7 +219,7 @@ extension EventHeader: Codable {
     }
 }
 
-/// The reserved methods of wire protocol §2.6 and §3, for any service.
+/// The reserved methods of wire protocol §2.6 and §3, for any service, and our `_backup`.
 public enum Reserved {
     /// `_health`: `{"status":"SERVING"}` or `NOT_SERVING`.
     public static func health(_ service: String) -> Method<Empty, HealthStatus> {
@@ -209,5 +234,11 @@ public enum Reserved {
     /// `_events.replay`: the stored events of the service's durable stream after a `seq`.
     public static func eventsReplay(_ service: String) -> Method<ReplayRequest, ReplayResponse> {
         Method(service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up.")
+    }
+
+    /// `_backup` (a StudyBus extension, not in the wire protocol): an online copy of the service's
+    /// SQLite file in the attachment frame. Only services that own a database answer it.
+    public static func backup(_ service: String) -> Method<Empty, BackupInfo> {
+        Method(service, "_backup", "An online copy of the service's SQLite file, in the attachment frame, with its size, SHA-256 and migrations.")
     }
 }

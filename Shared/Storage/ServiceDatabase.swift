@@ -54,13 +54,21 @@ public final class ServiceDatabase: Sendable {
         }
     }
 
-    /// Writes a consistent copy of the live database to `destination` (SQLite's online backup),
-    /// while the service keeps running.
-    public func backup(to destination: URL) throws(BusError) {
+    /// Writes a consistent copy of the live database to `destination` (SQLite's online backup
+    /// of one read snapshot), while the service keeps running and writing.
+    /// - Returns: the migrations applied in the copy, in the order they ran (GRDB records each
+    ///   in `grdb_migrations` as it runs).
+    @discardableResult
+    public func backup(to destination: URL) throws(BusError) -> [String] {
         do {
             let target = try DatabaseQueue(path: destination.path)
             try pool.backup(to: target)
+            let migrations = try target.read { db in
+                try db.tableExists("grdb_migrations")
+                    ? String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid") : []
+            }
             try target.close()
+            return migrations
         } catch {
             throw .internal("backup to \(destination.path) failed: \(error)")
         }

@@ -1,24 +1,8 @@
 import BrokerCore
 import Bus
 import Foundation
-import Glibc
 import TestSupport
 import Testing
-
-/// Runs the built `busctl` against `endpoints`; returns its exit status, stdout and stderr.
-func busctl(_ arguments: [String], _ endpoints: Broker.Endpoints, whileRunning: (@Sendable () async throws -> Void)? = nil) async throws -> (status: Int32, out: String, err: String) {
-    let errorLog = FileManager.default.temporaryDirectory.appending(path: "busctl-\(UUID().uuidString).err").path
-    let process = try ChildProcess(
-        executable: builtProductsDirectory.appending(path: "busctl").path,
-        arguments: arguments + ["--bus-rpc", endpoints.rpc, "--bus-pub", endpoints.pub, "--bus-sub", endpoints.sub],
-        environment: ["NO_COLOR": "1"], captureOutput: true, logFile: errorLog)
-    let side = Task { try await whileRunning?() }
-    let status = await process.waitForExit(timeout: .seconds(20)) ?? { process.send(SIGKILL); return -1 }()
-    side.cancel()
-    let out = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
-    let err = (try? String(contentsOfFile: errorLog, encoding: .utf8)) ?? ""
-    return (status, out, err)
-}
 
 @Suite("busctl end to end: the real binary against a real broker and service")
 struct BusCtlEndToEndTests {
@@ -122,6 +106,20 @@ struct BusCtlEndToEndTests {
         }
         #expect(result.status == 0)
         #expect(result.err.contains("missed 1 event(s) from gappy"))
+        await world.stop()
+    }
+
+    @Test("backup of a service without a database fails with UNIMPLEMENTED and writes nothing")
+    func backupWithoutDatabase() async throws {
+        let world = try await EchoWorld.start()
+        let target = FileManager.default.temporaryDirectory.appending(path: "echo-\(UUID().uuidString).sqlite")
+        let result = try await busctl(["backup", "echo", target.path], world.endpoints)
+        #expect(result.status == 12)
+        #expect(result.err.contains("UNIMPLEMENTED: echo keeps no database to back up"))
+        #expect(!FileManager.default.fileExists(atPath: target.path))
+        let broker = try await busctl(["backup", "broker", target.path], world.endpoints)
+        #expect(broker.status == 12)
+        #expect(!FileManager.default.fileExists(atPath: target.path))
         await world.stop()
     }
 

@@ -29,10 +29,15 @@ struct StoreWorld {
 
     static let start = Date(timeIntervalSince1970: 1_790_000_000)  // 2026-09-21T14:13:20Z
 
-    static func start(directory: URL? = nil, clock: ManualWallClock = ManualWallClock(StoreWorld.start)) async throws -> StoreWorld {
-        let (broker, endpoints) = try await startBroker()
+    /// - Parameter maxMessageBytes: the broker's largest frame, and the store's idea of it.
+    static func start(
+        directory: URL? = nil, clock: ManualWallClock = ManualWallClock(StoreWorld.start), maxMessageBytes: Int64 = 64 << 20
+    ) async throws -> StoreWorld {
+        let (broker, endpoints) = try await startBroker(maxMessageBytes: maxMessageBytes)
         let directory = try directory ?? temporaryDirectory()
-        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "store"), logger: testLogger("store"))
+        var storeBus = busConfiguration(endpoints, source: "store")
+        storeBus.maxMessageBytes = maxMessageBytes
+        let serviceBus = try Bus(configuration: storeBus, logger: testLogger("store"))
         let store = try StoreService(
             bus: serviceBus, configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: clock),
             logger: testLogger("store"))

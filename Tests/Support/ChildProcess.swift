@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ServiceKit
+import Synchronization
 
 /// A process started for a test — a service binary, a fixture server — with a clean signal
 /// state. (Foundation's `Process` passes on the spawning thread's signal mask, and Swift's
@@ -9,6 +10,8 @@ public final class ChildProcess: Sendable {
     public let pid: pid_t
     /// The read end of the child's standard output, when `captureOutput` was set.
     public let output: FileHandle?
+    /// Held while a child is spawned (see the output pipe in `init`).
+    private static let spawning = Mutex(())
 
     /// Starts `executable` (a path) with `arguments`; `environment` adds to (or overrides) the
     /// test's own. Standard error goes to `logFile` if given, else to the test's.
@@ -18,11 +21,6 @@ public final class ChildProcess: Sendable {
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         var pipeEnds: [Int32] = [-1, -1]
-        if captureOutput {
-            guard pipe(&pipeEnds) == 0 else { throw SpawnFailed(executable: executable, code: errno) }
-            posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
-            posix_spawn_file_actions_addclose(&actions, pipeEnds[0])
-        }
         if let logFile {
             posix_spawn_file_actions_addopen(&actions, 2, logFile, O_WRONLY | O_CREAT | O_APPEND, 0o644)
             if !captureOutput { posix_spawn_file_actions_adddup2(&actions, 2, 1) }
@@ -37,7 +35,19 @@ public final class ChildProcess: Sendable {
             for pointer in envp { free(pointer) }
         }
         var pid: pid_t = 0
-        let status = withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
+        // The output pipe is close-on-exec, so that children other tests spawn meanwhile (scripts/dev
+        // and the services it leaves running) do not inherit its write end: the reader would wait
+        // for an end of file that comes only when they exit. Glibc offers Swift no pipe2, so the
+        // pipe is made and marked under the lock every spawn takes. (dup2 onto fd 1 clears the
+        // flag for this child's own standard output.)
+        let status = Self.spawning.withLock { _ -> Int32 in
+            if captureOutput {
+                guard pipe(&pipeEnds) == 0 else { return errno }
+                for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+                posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
+            }
+            return withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
+        }
         if captureOutput { close(pipeEnds[1]) }
         guard status == 0 else {
             if captureOutput { close(pipeEnds[0]) }

@@ -20,10 +20,11 @@ public func testLogger(_ label: String) -> Logger {
 
 /// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick.
 public func startBroker(
-    heartbeatMs: Int = 250, maxQueue: Int = 10_000, rpc: String = "tcp://127.0.0.1:*",
+    heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
     pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*"
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
+    configuration.maxMessageBytes = maxMessageBytes
     configuration.rpcBind = rpc
     configuration.pubBind = pub
     configuration.subBind = sub

@@ -50,6 +50,25 @@ struct SystemTests {
         await system.stop()
     }
 
+    @Test("every service that owns data answers _backup with a copy of its SQLite file")
+    func backups() async throws {
+        let system = try await DevSystem.start()
+        do {
+            for service in ["store", "ai-gateway", "scheduler", "timer-ticker", "notifier"] {
+                let (info, attachment) = try await system.client.callWithAttachment(
+                    Reserved.backup(service), Empty(), options: CallOptions(timeout: .seconds(60)))
+                let data = try #require(attachment)
+                #expect(info.service == service && info.file == "\(service).sqlite" && info.bytes == Int64(data.count))
+                #expect(data.prefix(16) == Data("SQLite format 3\0".utf8), "\(service)'s copy is not an SQLite file")
+                #expect(!info.migrations.isEmpty, "\(service)'s copy lists no migrations")
+            }
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
+
     @Test("after the broker is killed and restarted, every service reconnects by itself and flows work")
     func brokerRestart() async throws {
         let system = try await DevSystem.start()

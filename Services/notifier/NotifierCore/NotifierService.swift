@@ -48,6 +48,7 @@ public final class NotifierService: Sendable {
             catchUpInterval: configuration.catchUpInterval, logger: logger, afterCommit: { dispatcher.wake() }
         ) { event, db in try intake.apply(event, db) }
         host = ServiceHost(bus: bus, contract: Notifier, credit: 64, logger: logger)
+        database.registerBackup(on: host)
         API(database: database, clock: clock, apnsConfigured: configuration.apns != nil, wake: { dispatcher.wake() }).register(on: host)
     }
 

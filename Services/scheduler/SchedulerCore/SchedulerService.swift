@@ -44,6 +44,7 @@ public final class SchedulerService: Sendable {
         reminders = ReminderLoop(database: database, outbox: outbox, clock: clock, poll: reminderPoll, logger: logger)
         storeCards = StoreCards.consumer(bus: bus, database: database, clock: clock, catchUpInterval: catchUpInterval, logger: logger)
         outbox.registerReplay(on: host)
+        database.registerBackup(on: host)
         registerSettings()
         registerReviews()
         registerPlans()

@@ -70,6 +70,7 @@ public final class StoreService: Sendable {
         clock = configuration.clock
         self.logger = logger
         outbox.registerReplay(on: host)
+        database.registerBackup(on: host)
         registerRecordMethods()
         registerIngestMethods()
         registerQueryMethods()

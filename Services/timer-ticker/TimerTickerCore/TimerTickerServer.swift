@@ -66,6 +66,7 @@ public final class TimerTickerServer: Sendable {
         writer = CompletionWriter(database: database, outbox: outbox, engine: engine, scheduler: sync, recorder: recorder, queue: queue, logger: logger)
         host = ServiceHost(bus: bus, contract: TimerTicker, credit: configuration.credit, logger: logger)
         outbox.registerReplay(on: host)
+        database.registerBackup(on: host)
         TimerHandlers(
             database: database, outbox: outbox, sync: sync, recorder: recorder, wallClock: wallClock,
             maximumActiveTimers: configuration.maximumActiveTimers

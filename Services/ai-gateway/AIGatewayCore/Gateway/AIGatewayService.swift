@@ -40,6 +40,7 @@ public final class AIGatewayService: Service, Sendable {
         dispatcher = Dispatcher(configuration: configuration, http: http, cache: cache, ledger: UsageLedger(database: database, clock: clock, logger: logger))
         intents = IntentEngine(cacheSize: configuration.intentCacheSize, store: IntentStore(database: database))
         host = ServiceHost(bus: bus, contract: AIGateway, credit: configuration.credit, logger: logger)
+        database.registerBackup(on: host)
         registerHandlers()
     }
 

@@ -103,33 +103,39 @@ final class SpawnedProcess: Sendable {
     /// Whether the process was reaped (then its pid may belong to another process) or killed.
     private let state = Mutex<(reaped: Bool, killed: Bool)>((false, false))
 
-    init(executable: String, arguments: [String]) throws(SpawnError) {
-        var output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
-        guard pipe(&output) == 0 else { throw SpawnError(code: errno) }
-        guard pipe(&errors) == 0 else {
-            close(output[0]); close(output[1])
-            throw SpawnError(code: errno)
-        }
-        // Not inherited by tools other jobs start meanwhile (their end of file would never come).
-        for descriptor in output + errors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, output[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+    /// Held from making a child's pipes to spawning it (see `init`).
+    private static let spawning = Mutex(())
 
+    init(executable: String, arguments: [String]) throws(SpawnError) {
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer { for pointer in argv + envp { free(pointer) } }
+        var output: [Int32] = [-1, -1], errors: [Int32] = [-1, -1]
         var pid: pid_t = 0
-        let status = withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
-        close(output[1])
-        close(errors[1])
-        guard status == 0 else {
-            close(output[0]); close(errors[0])
-            throw SpawnError(code: status)
+        // The pipes are close-on-exec, so a tool another job starts meanwhile does not inherit
+        // their write ends (this tool's end of file would wait for that one to exit). Glibc
+        // offers Swift no pipe2, so they are made and marked under a lock every spawn takes.
+        // (dup2 onto 1 and 2 clears the flag for this child's own output.)
+        let status = Self.spawning.withLock { _ -> Int32 in
+            guard pipe(&output) == 0 else { return errno }
+            guard pipe(&errors) == 0 else {
+                close(output[0]); close(output[1])
+                return errno
+            }
+            for descriptor in output + errors { _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) }
+            var actions = posix_spawn_file_actions_t()
+            posix_spawn_file_actions_init(&actions)
+            defer { posix_spawn_file_actions_destroy(&actions) }
+            posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+            posix_spawn_file_actions_adddup2(&actions, output[1], 1)
+            posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+            let status = withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
+            close(output[1])
+            close(errors[1])
+            if status != 0 { close(output[0]); close(errors[0]) }
+            return status
         }
+        guard status == 0 else { throw SpawnError(code: status) }
         self.pid = pid
         outputFD = output[0]
         errorFD = errors[0]
