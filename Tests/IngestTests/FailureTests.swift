@@ -111,6 +111,15 @@ struct FailureTests {
         }
     }
 
+    @Test("a document with more text than one bus message carries fails, saying to split it")
+    func tooMuchTextForOneMessage() async throws {
+        try await withIngest(messageLimit: 1 << 20) { world in
+            let text = String(repeating: "A sentence about cells and their energy. ", count: 12_000)  // about 480 KB
+            try await world.expectFailure("big.txt", data: Data(text.utf8), containing: "holds too much text for one material")
+            _ = try await world.submit(data: Data(text.prefix(100_000).utf8), IngestSubmit(fileName: "fits.txt"))
+        }
+    }
+
     @Test("a missing tool is FAILED_PRECONDITION naming the Debian package to install")
     func missingTool() async throws {
         try await withIngest(testIngestConfiguration { $0.tools.pdftotext = "/nonexistent/pdftotext" }) { world in

@@ -105,8 +105,9 @@ final class IngestWorld: Sendable {
     ///   - ingest: the in-process worker's settings; nil for none (tests that start binaries).
     ///   - gateway: ai-gateway's settings; nil to run without ai-gateway.
     ///   - storeClock: a manual clock for the store (so a test can make materials old), else real time.
+    ///   - messageLimit: the largest bus message the ingest worker assumes (`BROKER_MAX_MESSAGE_BYTES`).
     init(ingest configuration: IngestConfiguration? = testIngestConfiguration(), gateway: GatewayConfiguration? = GatewayConfiguration(),
-         storeClock: ManualWallClock? = nil) async throws {
+         storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil) async throws {
         (broker, endpoints) = try await startBroker()
         directory = FileManager.default.temporaryDirectory.appending(path: "studybus-ingest-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -123,7 +124,9 @@ final class IngestWorld: Sendable {
         gatewayBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
         if let gateway { tasks.append(try Self.runGateway(gateway, bus: gatewayBus, directory: directory)) }
 
-        let ingestBus = try Bus(configuration: busConfiguration(endpoints, source: "ingest"), logger: testLogger("ingest"))
+        var ingestBusConfiguration = busConfiguration(endpoints, source: "ingest")
+        if let messageLimit { ingestBusConfiguration.maxMessageBytes = messageLimit }
+        let ingestBus = try Bus(configuration: ingestBusConfiguration, logger: testLogger("ingest"))
         self.ingestBus = ingestBus
         ingest = configuration.map { IngestService(bus: ingestBus, configuration: $0, logger: testLogger("ingest")) }
         if let ingest { tasks += ingest.services.map { service in Task { try await service.run() } } }
@@ -266,9 +269,9 @@ final class IngestWorld: Sendable {
 /// Runs `body` with a world, stopping it whatever happens.
 func withIngest(
     _ configuration: IngestConfiguration? = testIngestConfiguration(), gateway: GatewayConfiguration? = GatewayConfiguration(),
-    storeClock: ManualWallClock? = nil, _ body: (IngestWorld) async throws -> Void
+    storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil, _ body: (IngestWorld) async throws -> Void
 ) async throws {
-    let world = try await IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock)
+    let world = try await IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock, messageLimit: messageLimit)
     do {
         try await body(world)
     } catch {

@@ -36,7 +36,12 @@ struct Pipeline: Sendable {
 
         stages.enter(.chunking)
         let settings = configuration.chunking
-        let chunks = try await Extraction.offload { () throws(BusError) in try Chunker.chunks(of: document, settings: settings) }
+        let limit = Int(bus.configuration.maxMessageBytes)
+        let chunks = try await Extraction.offload { () throws(BusError) in
+            let chunks = try Chunker.chunks(of: document, settings: settings)
+            try StoreWrites.checkFits(chunks, messageLimit: limit, fileName: job.fileName)
+            return chunks
+        }
         try checkCancellation()
 
         stages.enter(.analyzing)
