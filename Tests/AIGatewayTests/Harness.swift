@@ -100,14 +100,7 @@ struct GatewayWorld {
     /// Subscribes to a chat stream and waits until the subscription reaches the broker (a probe
     /// event on the same topic comes back), so no token is missed.
     func subscribe(requestId: String) async throws -> EventCollector {
-        let topic = AIGateway.chatStream(requestId: requestId)
-        let collector = EventCollector(try client.subscribe([topic.name]))
-        try await eventually("subscription to \(topic.name) active") {
-            try client.publish(topic, ChatStreamEvent(requestId: requestId, index: -1, kind: .token, delta: "probe"))
-            try await Task.sleep(for: .milliseconds(30))
-            return collector.all.contains { (try? $0.decode(topic))?.index == -1 }
-        }
-        return collector
+        try await .active(client, AIGateway.chatStream(requestId: requestId), probe: ChatStreamEvent(requestId: requestId, index: -1, kind: .token, delta: "probe"))
     }
 
     /// The chat events collected, probes left out, in arrival order.

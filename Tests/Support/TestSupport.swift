@@ -89,6 +89,22 @@ public final class EventCollector: Sendable {
     public func cancel() { task.withLock { $0?.cancel() } }
 }
 
+extension EventCollector {
+    /// Subscribes `bus` to `topic` and returns once the subscription has reached the broker (a
+    /// SUB socket's subscription takes a moment to propagate): it publishes `probe` on the topic
+    /// until one comes back. The probes are collected too; tell them apart by their payload.
+    public static func active<Payload>(_ bus: Bus, _ topic: Topic<Payload>, probe: Payload) async throws -> EventCollector {
+        let collector = EventCollector(try bus.subscribe([topic.name]))
+        let probeBytes = try WireCoding.encode(probe)
+        try await eventually("subscription to \(topic.name) active") {
+            try bus.publish(topic, probe)
+            try await Task.sleep(for: .milliseconds(30))
+            return collector.all.contains { $0.payload == probeBytes }
+        }
+        return collector
+    }
+}
+
 /// The environment a service binary started by a test needs to join the test's broker: the
 /// endpoints and the same heartbeat interval as `startBroker` (a broker and its workers must
 /// agree on it, or idle workers are expired).

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Glibc
+import Synchronization
 import TestSupport
 import Testing
 
@@ -50,17 +51,43 @@ final class DevSystem: Sendable {
         self.client = client
     }
 
+    /// Starts a system, runs `body` with it, and stops it whether `body` succeeds or throws.
+    static func run(_ services: [String] = [], _ body: (DevSystem) async throws -> Void) async throws {
+        let system = try await start(services)
+        do {
+            try await body(system)
+        } catch {
+            await system.stop()
+            throw error
+        }
+        await system.stop()
+    }
+
+    /// Waits until the broker lists `count` workers of `service`.
+    func waitForWorkers(_ service: String, count: Int) async throws {
+        try await eventually("\(count) worker(s) of \(service)", timeout: .seconds(30)) {
+            try await client.call(BrokerProtocol.services, Empty()).first { $0.name == service }?.workers == count
+        }
+    }
+
     /// Runs `scripts/dev ARGUMENTS` for this system; throws with its output if it fails.
     @discardableResult
     func dev(_ arguments: [String], timeout: Duration = .seconds(90)) async throws -> String {
-        let log = data.appending(path: "dev-\(UUID().uuidString.prefix(8)).out")
-        let script = Self.repository.appending(path: "scripts/dev").path
+        try await script("dev", arguments, timeout: timeout)
+    }
+
+    /// Runs `scripts/NAME ARGUMENTS` with this system's settings; returns its output (standard
+    /// output and error), or throws with it if the script fails.
+    @discardableResult
+    func script(_ name: String, _ arguments: [String] = [], timeout: Duration = .seconds(90)) async throws -> String {
+        let log = data.appending(path: "\(name)-\(UUID().uuidString.prefix(8)).out")
+        let script = Self.repository.appending(path: "scripts/\(name)").path
         let process = try ChildProcess(executable: "/bin/bash", arguments: [script] + arguments, environment: environment, logFile: log.path)
         let status = await process.waitForExit(timeout: timeout)
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
         guard status == 0 else {
             if status == nil { process.send(SIGKILL) }
-            throw DevFailed(command: "scripts/dev \(arguments.joined(separator: " "))", status: status, output: output)
+            throw ScriptFailed(command: "scripts/\(name) \(arguments.joined(separator: " "))", status: status, output: output)
         }
         return output
     }
@@ -68,7 +95,7 @@ final class DevSystem: Sendable {
     /// The pid of an instance (`store-1`, `ingest-2`, …) from scripts/dev's pid file.
     func pid(_ instance: String) throws -> pid_t {
         let text = try String(contentsOf: data.appending(path: "run/\(instance).pid"), encoding: .utf8)
-        guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw DevFailed(command: "pid \(instance)", status: nil, output: text) }
+        guard let pid = pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { throw ScriptFailed(command: "pid \(instance)", status: nil, output: text) }
         return pid
     }
 
@@ -79,9 +106,11 @@ final class DevSystem: Sendable {
         try await eventually("\(instance) exited") { kill(pid, 0) != 0 }
     }
 
-    /// Calls `method` as `user`.
-    func call<Request, Response>(_ method: Method<Request, Response>, _ request: Request, user: String, timeout: Duration = .seconds(30)) async throws -> Response {
-        try await client.call(method, request, options: CallOptions(user: user, timeout: timeout))
+    /// Calls `method` as `user`, with an optional attachment frame.
+    func call<Request, Response>(
+        _ method: Method<Request, Response>, _ request: Request, user: String, attachment: Data? = nil, timeout: Duration = .seconds(30)
+    ) async throws -> Response {
+        try await client.call(method, request, options: CallOptions(user: user, timeout: timeout, attachment: attachment))
     }
 
     /// Stops every process and the client; removes the data folder unless STUDYBUS_KEEP_SYSTEM_DATA is set.
@@ -93,7 +122,7 @@ final class DevSystem: Sendable {
         }
     }
 
-    struct DevFailed: Error, CustomStringConvertible {
+    struct ScriptFailed: Error, CustomStringConvertible {
         let command: String
         let status: Int32?
         let output: String
@@ -101,17 +130,37 @@ final class DevSystem: Sendable {
     }
 }
 
-/// A TCP port nothing listens on right now (bind to port 0, read it, close).
+/// The ports handed out so far, so that concurrent systems never get the same one.
+private let handedOutPorts = Mutex<Set<Int>>([])
+
+/// A TCP port nothing listens on now, for a broker started later by `scripts/dev`.
+///
+/// It comes from below the kernel's ephemeral range (`ip_local_port_range`): the in-process
+/// brokers of other tests bind port 0 and get ephemeral ports, and one of them could otherwise
+/// take this port in the seconds before the system's broker binds it — and receive the
+/// system's services as its own workers.
 func freePort() throws -> Int {
+    let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+        .split(whereSeparator: \.isWhitespace).compactMap { Int($0) } ?? []
+    let ephemeralStart = range.first ?? 32768
+    let candidates = 20_000..<min(ephemeralStart, 32_768)
+    for _ in 0..<200 {
+        let port = Int.random(in: candidates)
+        guard handedOutPorts.withLock({ $0.insert(port).inserted }) else { continue }
+        if canBind(port) { return port }
+    }
+    throw BusError.unavailable("no free port below the ephemeral range \(ephemeralStart)")
+}
+
+/// Whether a TCP socket can bind 127.0.0.1:`port` now.
+private func canBind(_ port: Int) -> Bool {
     let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(socket) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) { pointer in
-        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, length) == 0 && getsockname(socket, $0, &length) == 0 }
+    address.sin_port = UInt16(port).bigEndian
+    return withUnsafePointer(to: &address) { pointer in
+        pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
     }
-    guard bound else { throw BusError.unavailable("no free port: \(String(cString: strerror(errno)))") }
-    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -8,6 +8,49 @@ import Testing
 /// asserted on what the services answer. Each flow uses its own user, so flows can share one
 /// system and run in any order.
 enum Flows {
+    // MARK: 1. Material to review queue
+
+    /// A study text submitted to ingest ends ready in store with chunks, a summary, keywords and
+    /// cards; the cards become review cards due now in scheduler (`flashcard.created`); notifier
+    /// says the material is ready; at the user's review time `review.due` lands in the inbox.
+    /// Waits for the next minute, as reminder times have minute resolution (up to 70 s).
+    static func materialToReview(_ system: DevSystem, user: String = "flow1") async throws {
+        let fire = nextReminderMinute()
+        _ = try await system.call(Scheduler.updateSettings, SettingsUpdate(timeZone: "UTC", reviewReminderTime: utc("HH:mm", fire)), user: user)
+        let result = try await submit(system, StudyText.photosynthesis, fileName: "photosynthesis.md", user: user)
+        #expect(result.material.status == .ready && !result.duplicate)
+        let outcome = try #require(result.outcome)
+        #expect(outcome.chunkCount > 0 && outcome.flashcardIds.count >= 3)
+        let material = try await system.call(Store.getMaterial, RecordID(id: result.materialId), user: user)
+        #expect(material.summary?.contains("chlorophyll") == true || material.summary?.contains("Photosynthesis") == true)
+        #expect(material.keywords.contains { $0.lowercased().contains("photosynthesis") || $0.lowercased().contains("chlorophyll") })
+        let chunks = try await system.call(Store.listChunks, ChunkList(limit: 100, materialId: material.id), user: user)
+        #expect(chunks.items.count == outcome.chunkCount)
+
+        try await eventually("scheduler has every card, due now") {
+            let due = try await system.call(Scheduler.dueCards, DueRequest(limit: 1000), user: user)
+            return Set(due.cards.map(\.cardId)) == Set(outcome.flashcardIds)
+        }
+        try await eventually("notifier says the material is ready") {
+            try await inbox(system, user: user).contains { $0.kind == .material && $0.body.contains(material.title) }
+        }
+        try await eventually("the review reminder arrives", timeout: .seconds(fire.timeIntervalSinceNow + 30)) {
+            try await reminders(system, user: user).contains { $0.contains("review") }
+        }
+        // The same file again is the same material.
+        let again = try await submit(system, StudyText.photosynthesis, fileName: "again.md", user: user)
+        #expect(again.duplicate && again.materialId == material.id)
+    }
+
+    /// Submits `text` to ingest as a Markdown file and waits for the material.
+    static func submit(_ system: DevSystem, _ text: String, fileName: String, user: String) async throws -> IngestResult {
+        try await system.call(Ingest.submit, IngestSubmit(fileName: fileName, wait: true), user: user, attachment: Data(text.utf8), timeout: .seconds(60))
+    }
+
+    static func inbox(_ system: DevSystem, user: String) async throws -> [NotificationRecord] {
+        try await system.call(Notifier.inboxList, InboxListRequest(limit: 100), user: user).items
+    }
+
     // MARK: 2. Timer alarm
 
     /// `timers.create` -> `timer.completed` -> repeating alarms in the inbox -> `notify.ack`
@@ -47,8 +90,7 @@ enum Flows {
     /// for the next minute (up to 70 s).
     static func habitReminder(_ system: DevSystem, user: String = "flow3") async throws {
         let now = Date()
-        let seconds = Int(now.timeIntervalSince1970) % 60
-        let fire = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60 + (seconds < 50 ? 60 : 120))
+        let fire = nextReminderMinute()
         let time = utc("HH:mm", fire)
         let reading = try await system.call(Scheduler.createSystem, HabitSystemCreate(name: "Reading", identity: "a Consistent Reader"), user: user)
         let due = try await system.call(Scheduler.createTask, HabitTaskCreate(systemId: reading.id, name: "Read 10 pages", frequency: .daily, reminderTime: time), user: user)
@@ -64,6 +106,14 @@ enum Flows {
         #expect(!texts.contains { $0.contains(done.name) }, "a checked-in task was reminded")
     }
 
+    /// The next whole minute at least 10 s away: reminder times have minute resolution, and the
+    /// setting must reach the scheduler before the minute begins.
+    static func nextReminderMinute() -> Date {
+        let now = Date().timeIntervalSince1970
+        let minute = (now / 60).rounded(.down) * 60
+        return Date(timeIntervalSince1970: minute + (now - minute < 50 ? 60 : 120))
+    }
+
     static func reminders(_ system: DevSystem, user: String) async throws -> [String] {
         try await system.call(Notifier.inboxList, InboxListRequest(limit: 50), user: user).items.filter { $0.kind == .reminder }.map { "\($0.title) \($0.body)" }
     }
@@ -74,6 +124,33 @@ enum Flows {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = format
         return formatter.string(from: date)
+    }
+
+    // MARK: 4. Tutor
+
+    /// `chat` with a material as context streams its answer on `ai.stream.<requestId>`; the
+    /// answer draws on the material, and the conversation in store holds question and answer.
+    static func tutor(_ system: DevSystem, user: String = "flow4") async throws {
+        let material = try await submit(system, StudyText.photosynthesis, fileName: "photosynthesis.md", user: user).material
+        let conversation = try await system.call(Store.createConversation, ConversationCreate(title: "Questions", materialId: material.id), user: user)
+        let requestId = "flow4-\(UUID().uuidString.prefix(8).lowercased())"
+        let stream = try await EventCollector.active(
+            system.client, AIGateway.chatStream(requestId: requestId), probe: ChatStreamEvent(requestId: requestId, index: -1, kind: .token, delta: "probe"))
+        let question = "Why do plants look green?"
+        let reply = try await system.call(AIGateway.chat, ChatRequest(
+            requestId: requestId, messages: [ChatMessage(role: .user, content: question)], stream: true,
+            conversationId: conversation.id, materialId: material.id), user: user, timeout: .seconds(60))
+        #expect(reply.text.contains("reflects green light"), "the answer draws on the material: \(reply.text)")
+
+        let events = { stream.all.compactMap { try? $0.decode(AIGateway.chatStream(requestId: requestId)) }.filter { $0.index >= 0 } }
+        try await eventually("the stream's final event") { events().last?.kind == .final }
+        #expect(events().filter { $0.kind == .token }.compactMap(\.delta).joined() == reply.text)
+        #expect(events().map(\.index) == Array(0..<events().count))
+        stream.cancel()
+
+        let stored = try await system.call(Store.listMessages, MessageList(conversationId: conversation.id), user: user).items
+        #expect(stored.map(\.role) == [.user, .assistant])
+        #expect(stored.map(\.text) == [question, reply.text])
     }
 
     // MARK: 5. Deleting content
@@ -101,4 +178,26 @@ enum Flows {
         let left = try await system.call(Store.listFlashcards, FlashcardList(), user: user)
         #expect(left.items.map(\.id) == [keptCard])
     }
+}
+
+/// The study text the flows submit: short, with definitions ("X is Y") for the local card maker.
+enum StudyText {
+    static let photosynthesis = """
+        # Photosynthesis
+
+        Photosynthesis is the process by which green plants turn light energy into chemical energy.
+        It takes place in the chloroplasts, mostly in the cells of the leaves. Chlorophyll is the
+        green pigment that absorbs red and blue light and reflects green light, which is why most
+        plants look green.
+
+        ## The light reactions
+
+        The light-dependent reactions happen in the thylakoid membranes. Water is split, oxygen is
+        released, and the energy carriers ATP and NADPH are made.
+
+        ## The Calvin cycle
+
+        The Calvin cycle is the set of light-independent reactions in the stroma. It uses ATP and
+        NADPH to fix carbon dioxide into glucose. RuBisCO is the enzyme that captures carbon dioxide.
+        """
 }
