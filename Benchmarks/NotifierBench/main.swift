@@ -35,7 +35,6 @@ let host = ServiceHost(bus: bus, service: "store", logger: logger)
 outbox.registerReplay(on: host)
 let hostTask = Task { try await host.run() }
 let outboxTask = Task { try await outbox.run() }
-let ingestFailed = Topic<JSONValue>("ingest.failed", "")
 
 let http = try HTTPClient(logger: logger)
 
@@ -46,9 +45,7 @@ func fetch(_ path: String) async throws -> Data {
 func publish(_ titles: [String], user: String) throws {
     try database.pool.write { db in
         for title in titles {
-            try Outbox.append(db, ingestFailed, .object([
-                "materialId": .string(title), "userId": .string(user), "title": .string(title), "reason": .string("Bench."),
-            ]), user: user)
+            try Outbox.append(db, Store.ingestFailed, IngestFailed(materialId: title, userId: user, title: title, reason: "Bench.", failedAt: Date()), user: user)
         }
     }
     outbox.notifyCommitted()
