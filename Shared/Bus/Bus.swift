@@ -183,23 +183,20 @@ public final class Bus: Sendable {
     /// the bus shuts down.
     public func subscribe(_ prefixes: [String]) throws(BusError) -> EventSubscription {
         let id = nextEndpointID()
-        let (stream, continuation) = AsyncStream<RawEvent>.makeStream(
-            bufferingPolicy: .bufferingOldest(configuration.subscriptionBufferLimit))
+        let buffer = SubscriptionBuffer(limit: configuration.subscriptionBufferLimit)
         let io = self.io
         let logger = self.logger
-        continuation.onTermination = { _ in try? io.submit { loop in loop.remove(id) } }
+        buffer.setOnTermination { try? io.submit { loop in loop.remove(id) } }
         let prefixes = prefixes.isEmpty ? [""] : prefixes
         try io.submit { loop in
             do {
-                let endpoint = try SubscriberEndpoint(
-                    prefixes: prefixes, loop: loop, deliver: { continuation.yield($0) }, finish: { continuation.finish() })
-                loop.add(endpoint, id: id)
+                loop.add(try SubscriberEndpoint(prefixes: prefixes, loop: loop, buffer: buffer), id: id)
             } catch {
                 logger.error("cannot subscribe", metadata: ["prefixes": "\(prefixes)", "error": "\(error)"])
-                continuation.finish()
+                buffer.finish()
             }
         }
-        return EventSubscription(stream: stream, logger: logger)
+        return EventSubscription(lifetime: SubscriptionLifetime(buffer: buffer), logger: logger)
     }
 
     /// Subscribes to one topic with typed payloads.

@@ -93,16 +93,17 @@ struct RawEvent: Sendable {
 /// One subscription's SUB socket on the I/O thread.
 final class SubscriberEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
-    private let deliver: @Sendable (RawEvent) -> Void
-    private let finish: @Sendable () -> Void
+    private let buffer: SubscriptionBuffer
     private let logger: Logger
+    /// The events of one read pass, handed to the buffer together; reused across passes.
+    private var batch: [RawEvent] = []
+    /// One message part reused for every receive; its bytes are copied out.
+    private let frame = ZMQFrame(Data())
 
-    /// - Parameters:
-    ///   - deliver: called with each event, on the I/O thread.
-    ///   - finish: called once when the subscription closes (removed, or the bus shut down).
-    init(prefixes: [String], loop: IOLoop, deliver: @escaping @Sendable (RawEvent) -> Void, finish: @escaping @Sendable () -> Void) throws(ZMQError) {
-        self.deliver = deliver
-        self.finish = finish
+    /// - Parameter buffer: where the events go; finished when the endpoint closes (removed, or
+    ///   the bus shut down).
+    init(prefixes: [String], loop: IOLoop, buffer: SubscriptionBuffer) throws(ZMQError) {
+        self.buffer = buffer
         logger = loop.logger
         let socket = try loop.makeSocket(.sub, connectTo: loop.configuration.subEndpoint)
         do {
@@ -112,25 +113,38 @@ final class SubscriberEndpoint: LoopEndpoint {
             throw error
         }
         self.socket = socket
+        batch.reserveCapacity(IOLoop.readBatch)
     }
 
     func readable(_ loop: IOLoop) {
         guard let socket else { return }
-        for _ in 0..<IOLoop.readBatch {
-            let received: [ZMQFrame]?
-            do {
-                received = try socket.receiveFrames(dontWait: true)
-            } catch {
-                logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])
-                return
+        defer { buffer.deliver(&batch) }
+        do {
+            for _ in 0..<IOLoop.readBatch {
+                guard try socket.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
+                if let event = try readEvent(from: socket) { batch.append(event) }
             }
-            guard let frames = received else { return }
-            guard frames.count == 3 else {
-                logger.warning("dropping an event that is not three frames", metadata: ["frames": "\(frames.count)"])
-                continue
-            }
-            deliver(RawEvent(topic: frames[0].string, header: frames[1].data, payload: frames[2].data))
+        } catch {
+            logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Reads the rest of the message whose first part is in `frame`. Returns `nil` (logged) for
+    /// a message that is not three frames.
+    private func readEvent(from socket: ZMQSocket) throws(ZMQError) -> RawEvent? {
+        var parts = 1
+        let topic = frame.string
+        var header = Data(), payload = Data()
+        while socket.frameHasMore(frame) {
+            _ = try socket.receive(into: frame, flags: 0)
+            parts += 1
+            if parts == 2 { header = frame.data } else if parts == 3 { payload = frame.data }
+        }
+        guard parts == 3 else {
+            logger.warning("dropping an event that is not three frames", metadata: ["frames": "\(parts)"])
+            return nil
+        }
+        return RawEvent(topic: topic, header: header, payload: payload)
     }
 
     var nextDeadline: ContinuousClock.Instant? { nil }
@@ -139,6 +153,7 @@ final class SubscriberEndpoint: LoopEndpoint {
     func close(loop: IOLoop) {
         socket?.close()
         socket = nil
-        finish()
+        buffer.finish()
     }
 }
+

@@ -61,27 +61,36 @@ public struct BusEvent: Sendable {
 }
 
 /// Events matching a subscription's prefixes, in arrival order, with `seq` gaps reported.
+///
+/// The subscription ends when the task iterating it is cancelled, or when it and its iterators
+/// are gone; iterating ends when the bus shuts down.
 public struct EventSubscription: AsyncSequence, Sendable {
     public typealias Element = BusEvent
-    let stream: AsyncStream<RawEvent>
+    let lifetime: SubscriptionLifetime
     let logger: Logger
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), logger: logger)
+        AsyncIterator(batch: RawEventBatch(lifetime: lifetime), logger: logger)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<RawEvent>.AsyncIterator
+        let batch: RawEventBatch
         var tracker = SeqTracker()
         let logger: Logger
 
-        init(base: AsyncStream<RawEvent>.AsyncIterator, logger: Logger) {
-            self.base = base
+        init(batch: RawEventBatch, logger: Logger) {
+            self.batch = batch
             self.logger = logger
         }
 
         public mutating func next() async -> BusEvent? {
-            while let raw = await base.next() {
+            await next(isolation: nil)
+        }
+
+        /// Runs on the caller's actor, like `AsyncStream`'s iterator: no hop to the global
+        /// executor and back for every event.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> BusEvent? {
+            while let raw = await batch.next() {
                 let header: EventHeader
                 do {
                     header = try EventHeader.decode(raw.header)
@@ -121,7 +130,12 @@ public struct TypedSubscription<Payload: Codable & Sendable>: AsyncSequence, Sen
         let logger: Logger
 
         public mutating func next() async -> TypedEvent<Payload>? {
-            while let event = await base.next() {
+            await next(isolation: nil)
+        }
+
+        /// Runs on the caller's actor (see ``EventSubscription/AsyncIterator``).
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> TypedEvent<Payload>? {
+            while let event = await base.next(isolation: actor) {
                 guard event.topic == topic.name else { continue }
                 do {
                     return TypedEvent(header: event.header, payload: try event.decode(topic), gap: event.gap)
