@@ -84,16 +84,20 @@ public final class Bus: Sendable {
     // MARK: Calls
 
     /// Calls `method` with `request` and returns its decoded response.
+    ///
+    /// Like every call method here it runs on the caller's actor (`nonisolated(nonsending)`):
+    /// a call from an actor does not hop to the global executor and back, which costs two
+    /// thread wake-ups per call.
     /// - Throws: the service's ``BusError``, `DEADLINE_EXCEEDED` if no reply comes in time,
     ///   `UNAVAILABLE` if no worker serves the method's service.
-    public func call<Request, Response>(
+    nonisolated(nonsending) public func call<Request, Response>(
         _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
     ) async throws(BusError) -> Response {
         try await callWithAttachment(method, request, options: options).response
     }
 
     /// Like ``call(_:_:options:)``, and also returns the reply's attachment frame.
-    public func callWithAttachment<Request, Response>(
+    nonisolated(nonsending) public func callWithAttachment<Request, Response>(
         _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
     ) async throws(BusError) -> (response: Response, attachment: Data?) {
         let payload: Data
@@ -112,7 +116,7 @@ public final class Bus: Sendable {
 
     /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
     /// - Throws: the reply's status as a ``BusError`` when it is not OK.
-    public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
+    nonisolated(nonsending) public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
         let nowMs = Date().unixMilliseconds
         var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
         if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
@@ -124,32 +128,43 @@ public final class Bus: Sendable {
         let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
         var frames = [Data(), MDP.Frames.client, Data(service.utf8), Data(method.utf8), header.encoded(), payload]
         if let attachment = options.attachment { frames.append(attachment) }
-        let request = frames
 
-        let call = PendingCall(id: id)
+        let reply = try await send(PendingCall(id: id), frames: frames, deadline: localDeadline, to: "\(service)/\(method)")
+        if let error = reply.header.error { throw error }
+        return reply
+    }
+
+    /// Hands the request to the I/O thread and waits for its reply, deadline or cancellation.
+    ///
+    /// The closure passed to `withTaskCancellationHandler` refers to `isolation`, so it runs on
+    /// the caller's actor too; otherwise it would be nonisolated and every call would hop to
+    /// the global executor and back.
+    private func send(
+        _ call: PendingCall, frames: [Data], deadline: ContinuousClock.Instant, to target: String,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws(BusError) -> RawReply {
         let io = self.io
-        let reply: RawReply
+        let id = call.id
         do {
-            reply = try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { continuation in
+            return try await withTaskCancellationHandler {
+                _ = isolation
+                return try await withUnsafeThrowingContinuation { continuation in
                     guard call.install(continuation) else { return }
                     do throws(BusError) {
-                        try io.submit { loop in loop.client.send(call, frames: request, deadline: localDeadline) }
+                        try io.submit { loop in loop.client.send(call, frames: frames, deadline: deadline) }
                     } catch {
                         call.resolve(.failure(error))
                     }
                 }
             } onCancel: {
-                call.resolve(.failure(.cancelled("the call to \(service)/\(method) was cancelled")))
+                call.resolve(.failure(.cancelled("the call to \(target) was cancelled")))
                 try? io.submit { loop in loop.client.forget(id) }
             }
         } catch let error as BusError {
             throw error
         } catch {
-            throw .internal("call to \(service)/\(method) failed: \(error)")
+            throw .internal("call to \(target) failed: \(error)")
         }
-        if let error = reply.header.error { throw error }
-        return reply
     }
 
     // MARK: Events
