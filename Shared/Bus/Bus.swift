@@ -49,6 +49,7 @@ public final class Bus: Sendable {
     public let configuration: BusConfiguration
     public let logger: Logger
     let io: IOThread
+    private let publishQueue: PublishQueue
     private let callIDPrefix: String
     private let callCounter = Atomic<UInt64>(0)
     private let endpointCounter = Atomic<Int>(0)
@@ -65,8 +66,10 @@ public final class Bus: Sendable {
         } catch {
             throw .internal("cannot create a ZeroMQ context: \(error)")
         }
+        let publishQueue = PublishQueue(source: configuration.source, instance: configuration.instance)
+        self.publishQueue = publishQueue
         io = try IOThread(name: "studybus-io") { thread in
-            IOLoop(thread: thread, context: context, configuration: configuration, logger: logger)
+            IOLoop(thread: thread, context: context, configuration: configuration, publishQueue: publishQueue, logger: logger)
         }
     }
 
@@ -183,14 +186,25 @@ public final class Bus: Sendable {
 
     /// Publishes JSON bytes on a topic given by name, on this process's stream.
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
-        let ts = Date().unixMilliseconds
-        try io.submit { loop in loop.publisher.publish(topic: topic, payload: payload, user: user, meta: meta, ts: ts) }
+        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds)
+        if mustSend { try sendPublished() }
     }
 
     /// Publishes an event whose header is already stamped — a durable stream's stored event.
     public func publish(topic: String, header: EventHeader, payload: Data) throws(BusError) {
-        let headerData = header.encoded()
-        try io.submit { loop in loop.publisher.publish(topic: topic, header: headerData, payload: payload) }
+        let mustSend = try publishQueue.enqueue(topic: topic, header: header.encoded(), payload: payload)
+        if mustSend { try sendPublished() }
+    }
+
+    /// Asks the I/O thread to send what waits in the publish queue; called by the publish that
+    /// found the queue empty (later ones join the same send).
+    private func sendPublished() throws(BusError) {
+        do {
+            try io.submit { loop in loop.publisher.sendQueued() }
+        } catch {
+            publishQueue.close()
+            throw error
+        }
     }
 
     /// Subscribes to every topic starting with one of `prefixes` (ZeroMQ prefix matching; `""`

@@ -164,12 +164,14 @@ final class IOLoop {
     private var pollSetChanged = true
     private var lazyClient: ClientEndpoint?
     private var lazyPublisher: PublisherEndpoint?
+    private let publishQueue: PublishQueue
 
     /// Messages read from one socket per wake-up before the others get a turn.
     static let readBatch = 512
 
-    init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, logger: Logger) {
+    init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, publishQueue: PublishQueue, logger: Logger) {
         self.thread = thread
+        self.publishQueue = publishQueue
         self.context = context
         self.configuration = configuration
         self.logger = logger
@@ -187,7 +189,7 @@ final class IOLoop {
     /// The process's one publisher connection, made on first use.
     var publisher: PublisherEndpoint {
         if let lazyPublisher { return lazyPublisher }
-        let publisher = PublisherEndpoint(loop: self)
+        let publisher = PublisherEndpoint(loop: self, queue: publishQueue)
         lazyPublisher = publisher
         add(publisher, id: -2)
         return publisher

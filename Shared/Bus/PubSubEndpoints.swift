@@ -9,20 +9,17 @@ import ZMQ
 /// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
 final class PublisherEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
-    private let source: String
-    private let instance: String
-    private let idPrefix: String
-    private var seq: Int64 = 0
+    private let queue: PublishQueue
+    /// What one drain took from the queue; reused.
+    private var taken: [PublishQueue.Event] = []
     private var brokerSubscribed = false
-    private var held: [[Data]] = []
+    private var held: [PublishQueue.Event] = []
     private var heldDropped = 0
     private let holdLimit: Int
     private let logger: Logger
 
-    init(loop: IOLoop) {
-        source = loop.configuration.source
-        instance = loop.configuration.instance
-        idPrefix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    init(loop: IOLoop, queue: PublishQueue) {
+        self.queue = queue
         holdLimit = Int(loop.configuration.highWaterMark)
         logger = loop.logger
         do {
@@ -32,27 +29,26 @@ final class PublisherEndpoint: LoopEndpoint {
         }
     }
 
-    /// Publishes on this process's own stream, stamping `id`, `source`, `instance`, `seq`, `ts`.
-    func publish(topic: String, payload: Data, user: String?, meta: [String: String], ts: Int64) {
-        seq += 1
-        let header = EventHeader(id: "\(idPrefix)-\(seq)", source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
-        send([Data(topic.utf8), header.encoded(), payload])
+    /// Sends everything published since the last drain, in order.
+    func sendQueued() {
+        queue.take(into: &taken)
+        for event in taken { send(event) }
+        taken.removeAll(keepingCapacity: true)
     }
 
-    /// Publishes an event whose header was stamped elsewhere (a durable outbox's stream).
-    func publish(topic: String, header: Data, payload: Data) {
-        send([Data(topic.utf8), header, payload])
-    }
-
-    private func send(_ frames: [Data]) {
+    private func send(_ event: PublishQueue.Event) {
         guard brokerSubscribed else {
             // Beyond the high-water mark, newer events are dropped, as a PUB socket would; the
             // subscribers see the gap in seq.
-            if held.count < holdLimit { held.append(frames) } else { heldDropped += 1 }
+            if held.count < holdLimit { held.append(event) } else { heldDropped += 1 }
             return
         }
+        guard let socket else { return }
         do {
-            try socket?.send(frames, dontWait: true)
+            // An XPUB never blocks: beyond its high-water mark it drops, as a PUB does.
+            try socket.send(event.topic, more: true, dontWait: true)
+            try socket.send(event.header, more: true)
+            try socket.send(event.payload, more: false)
         } catch {
             logger.warning("cannot publish event", metadata: ["error": "\(error)"])
         }
@@ -66,7 +62,7 @@ final class PublisherEndpoint: LoopEndpoint {
                 brokerSubscribed = true
                 let waiting = held
                 held.removeAll()
-                for frames in waiting { send(frames) }
+                for event in waiting { send(event) }
                 if heldDropped > 0 {
                     logger.warning("dropped events published before the broker connected", metadata: ["dropped": "\(heldDropped)"])
                 }
