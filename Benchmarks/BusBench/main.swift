@@ -32,6 +32,9 @@ func configuration(_ options: Options, source: String) -> BusConfiguration {
     configuration.subEndpoint = options.string("sub", "tcp://127.0.0.1:5557")
     configuration.highWaterMark = Int32(options.int("hwm", 1_000_000))
     configuration.subscriptionBufferLimit = options.int("hwm", 1_000_000)
+    // The publisher outruns the subscriber: at shutdown it must flush what is queued rather than
+    // drop it after the default half second, or the tail of a run is counted as lost.
+    configuration.shutdownLinger = .seconds(60)
     return configuration
 }
 

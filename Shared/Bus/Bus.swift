@@ -49,6 +49,7 @@ public final class Bus: Sendable {
     public let configuration: BusConfiguration
     public let logger: Logger
     let io: IOThread
+    private let publishQueue: PublishQueue
     private let callIDPrefix: String
     private let callCounter = Atomic<UInt64>(0)
     private let endpointCounter = Atomic<Int>(0)
@@ -65,8 +66,10 @@ public final class Bus: Sendable {
         } catch {
             throw .internal("cannot create a ZeroMQ context: \(error)")
         }
+        let publishQueue = PublishQueue(source: configuration.source, instance: configuration.instance)
+        self.publishQueue = publishQueue
         io = try IOThread(name: "studybus-io") { thread in
-            IOLoop(thread: thread, context: context, configuration: configuration, logger: logger)
+            IOLoop(thread: thread, context: context, configuration: configuration, publishQueue: publishQueue, logger: logger)
         }
     }
 
@@ -84,16 +87,20 @@ public final class Bus: Sendable {
     // MARK: Calls
 
     /// Calls `method` with `request` and returns its decoded response.
+    ///
+    /// Like every call method here it runs on the caller's actor (`nonisolated(nonsending)`):
+    /// a call from an actor does not hop to the global executor and back, which costs two
+    /// thread wake-ups per call.
     /// - Throws: the service's ``BusError``, `DEADLINE_EXCEEDED` if no reply comes in time,
     ///   `UNAVAILABLE` if no worker serves the method's service.
-    public func call<Request, Response>(
+    nonisolated(nonsending) public func call<Request, Response>(
         _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
     ) async throws(BusError) -> Response {
         try await callWithAttachment(method, request, options: options).response
     }
 
     /// Like ``call(_:_:options:)``, and also returns the reply's attachment frame.
-    public func callWithAttachment<Request, Response>(
+    nonisolated(nonsending) public func callWithAttachment<Request, Response>(
         _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
     ) async throws(BusError) -> (response: Response, attachment: Data?) {
         let payload: Data
@@ -112,7 +119,7 @@ public final class Bus: Sendable {
 
     /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
     /// - Throws: the reply's status as a ``BusError`` when it is not OK.
-    public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
+    nonisolated(nonsending) public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
         let nowMs = Date().unixMilliseconds
         var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
         if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
@@ -124,32 +131,43 @@ public final class Bus: Sendable {
         let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
         var frames = [Data(), MDP.Frames.client, Data(service.utf8), Data(method.utf8), header.encoded(), payload]
         if let attachment = options.attachment { frames.append(attachment) }
-        let request = frames
 
-        let call = PendingCall(id: id)
+        let reply = try await send(PendingCall(id: id), frames: frames, deadline: localDeadline, to: "\(service)/\(method)")
+        if let error = reply.header.error { throw error }
+        return reply
+    }
+
+    /// Hands the request to the I/O thread and waits for its reply, deadline or cancellation.
+    ///
+    /// The closure passed to `withTaskCancellationHandler` refers to `isolation`, so it runs on
+    /// the caller's actor too; otherwise it would be nonisolated and every call would hop to
+    /// the global executor and back.
+    private func send(
+        _ call: PendingCall, frames: [Data], deadline: ContinuousClock.Instant, to target: String,
+        isolation: isolated (any Actor)? = #isolation
+    ) async throws(BusError) -> RawReply {
         let io = self.io
-        let reply: RawReply
+        let id = call.id
         do {
-            reply = try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { continuation in
+            return try await withTaskCancellationHandler {
+                _ = isolation
+                return try await withUnsafeThrowingContinuation { continuation in
                     guard call.install(continuation) else { return }
                     do throws(BusError) {
-                        try io.submit { loop in loop.client.send(call, frames: request, deadline: localDeadline) }
+                        try io.submit { loop in loop.client.send(call, frames: frames, deadline: deadline) }
                     } catch {
                         call.resolve(.failure(error))
                     }
                 }
             } onCancel: {
-                call.resolve(.failure(.cancelled("the call to \(service)/\(method) was cancelled")))
+                call.resolve(.failure(.cancelled("the call to \(target) was cancelled")))
                 try? io.submit { loop in loop.client.forget(id) }
             }
         } catch let error as BusError {
             throw error
         } catch {
-            throw .internal("call to \(service)/\(method) failed: \(error)")
+            throw .internal("call to \(target) failed: \(error)")
         }
-        if let error = reply.header.error { throw error }
-        return reply
     }
 
     // MARK: Events
@@ -168,14 +186,25 @@ public final class Bus: Sendable {
 
     /// Publishes JSON bytes on a topic given by name, on this process's stream.
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
-        let ts = Date().unixMilliseconds
-        try io.submit { loop in loop.publisher.publish(topic: topic, payload: payload, user: user, meta: meta, ts: ts) }
+        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds)
+        if mustSend { try sendPublished() }
     }
 
     /// Publishes an event whose header is already stamped — a durable stream's stored event.
     public func publish(topic: String, header: EventHeader, payload: Data) throws(BusError) {
-        let headerData = header.encoded()
-        try io.submit { loop in loop.publisher.publish(topic: topic, header: headerData, payload: payload) }
+        let mustSend = try publishQueue.enqueue(topic: topic, header: header.encoded(), payload: payload)
+        if mustSend { try sendPublished() }
+    }
+
+    /// Asks the I/O thread to send what waits in the publish queue; called by the publish that
+    /// found the queue empty (later ones join the same send).
+    private func sendPublished() throws(BusError) {
+        do {
+            try io.submit { loop in loop.publisher.sendQueued() }
+        } catch {
+            publishQueue.close()
+            throw error
+        }
     }
 
     /// Subscribes to every topic starting with one of `prefixes` (ZeroMQ prefix matching; `""`
@@ -183,23 +212,20 @@ public final class Bus: Sendable {
     /// the bus shuts down.
     public func subscribe(_ prefixes: [String]) throws(BusError) -> EventSubscription {
         let id = nextEndpointID()
-        let (stream, continuation) = AsyncStream<RawEvent>.makeStream(
-            bufferingPolicy: .bufferingOldest(configuration.subscriptionBufferLimit))
+        let buffer = SubscriptionBuffer(limit: configuration.subscriptionBufferLimit)
         let io = self.io
         let logger = self.logger
-        continuation.onTermination = { _ in try? io.submit { loop in loop.remove(id) } }
+        buffer.setOnTermination { try? io.submit { loop in loop.remove(id) } }
         let prefixes = prefixes.isEmpty ? [""] : prefixes
         try io.submit { loop in
             do {
-                let endpoint = try SubscriberEndpoint(
-                    prefixes: prefixes, loop: loop, deliver: { continuation.yield($0) }, finish: { continuation.finish() })
-                loop.add(endpoint, id: id)
+                loop.add(try SubscriberEndpoint(prefixes: prefixes, loop: loop, buffer: buffer), id: id)
             } catch {
                 logger.error("cannot subscribe", metadata: ["prefixes": "\(prefixes)", "error": "\(error)"])
-                continuation.finish()
+                buffer.finish()
             }
         }
-        return EventSubscription(stream: stream, logger: logger)
+        return EventSubscription(lifetime: SubscriptionLifetime(buffer: buffer), logger: logger)
     }
 
     /// Subscribes to one topic with typed payloads.

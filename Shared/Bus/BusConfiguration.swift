@@ -26,9 +26,10 @@ public struct BusConfiguration: Sendable {
     public var reconnectMaximumDelay: Duration = .seconds(5)
     /// How long sockets may keep flushing queued messages when the bus shuts down.
     public var shutdownLinger: Duration = .milliseconds(500)
-    /// Messages a socket queues before libzmq drops (PUB/SUB) or refuses (DEALER) more.
+    /// Messages a socket queues before libzmq drops (PUB/SUB) or refuses (DEALER) more (`BUS_HWM`).
     public var highWaterMark: Int32 = 100_000
-    /// Events a subscription buffers in memory for a slow consumer before dropping (seen as a gap).
+    /// Events a subscription buffers in memory for a slow consumer before dropping (seen as a
+    /// gap). `BUS_HWM` sets it too: both bound how far a consumer may fall behind.
     public var subscriptionBufferLimit = 100_000
     /// The largest frame the broker accepts (`BROKER_MAX_MESSAGE_BYTES`, default 64 MiB, the
     /// broker's own setting). The broker disconnects a peer that sends more, so a service that
@@ -73,7 +74,10 @@ public struct BusConfiguration: Sendable {
         if let ms = try positive("BUS_CALL_TIMEOUT_MS") { configuration.defaultTimeout = .milliseconds(ms) }
         if let ms = try positive("BUS_HEARTBEAT_MS") { configuration.heartbeatInterval = .milliseconds(ms) }
         if let count = try positive("BUS_HEARTBEAT_LIVENESS") { configuration.heartbeatLiveness = count }
-        if let count = try positive("BUS_HWM") { configuration.highWaterMark = Int32(clamping: count) }
+        if let count = try positive("BUS_HWM") {
+            configuration.highWaterMark = Int32(clamping: count)
+            configuration.subscriptionBufferLimit = count
+        }
         if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
         return configuration
     }

@@ -26,24 +26,27 @@ public struct RequestHeader: Sendable, Equatable {
 
     /// The header as compact JSON.
     public func encoded() -> Data {
-        var writer = JSONWriter()
-        writer.text += "{\"id\":"
-        writer.writeString(id)
-        if let deadline { writer.text += ",\"deadline\":\(deadline)" }
+        var writer = HeaderWriter()
+        writer.raw("{\"id\":")
+        writer.string(id)
+        if let deadline {
+            writer.raw(",\"deadline\":")
+            writer.int(deadline)
+        }
         if let user {
-            writer.text += ",\"user\":"
-            writer.writeString(user)
+            writer.raw(",\"user\":")
+            writer.string(user)
         }
         if !meta.isEmpty {
-            writer.text += ",\"meta\":"
-            writer.write(.object(meta.mapValues { .string($0) }), pretty: false, indent: 0)
+            writer.raw(",\"meta\":")
+            writer.meta(meta)
         }
         if let idem {
-            writer.text += ",\"idem\":"
-            writer.writeString(idem)
+            writer.raw(",\"idem\":")
+            writer.string(idem)
         }
-        writer.text += "}"
-        return Data(writer.text.utf8)
+        writer.raw("}")
+        return writer.data
     }
 
     /// Parses and validates a request header; unknown keys are ignored.
@@ -52,7 +55,7 @@ public struct RequestHeader: Sendable, Equatable {
         let what = "request header"
         var header = RequestHeader(id: "")
         var sawID = false
-        try HeaderFields.scan(data, keys: ["id", "deadline", "user", "meta", "idem"], what: what) { key, value throws(BusError) in
+        try HeaderFields.scan(data, keys: Self.keys, what: what) { key, value throws(BusError) in
             switch key {
             case 0:
                 guard let id = value.stringValue else { throw .invalidArgument("request header field 'id' is missing or not a string") }
@@ -70,6 +73,8 @@ public struct RequestHeader: Sendable, Equatable {
         }
         return header
     }
+
+    private static let keys: [StaticString] = ["id", "deadline", "user", "meta", "idem"]
 }
 
 /// The reply header (wire protocol §2.3), frame 3 of a client reply.
@@ -97,26 +102,27 @@ public struct ReplyHeader: Sendable, Equatable {
 
     /// The header as compact JSON.
     public func encoded() -> Data {
-        var writer = JSONWriter()
-        writer.text += "{\"id\":"
-        writer.writeString(id)
-        writer.text += ",\"code\":\(code.rawValue)"
+        var writer = HeaderWriter()
+        writer.raw("{\"id\":")
+        writer.string(id)
+        writer.raw(",\"code\":")
+        writer.int(Int64(code.rawValue))
         if let message {
-            writer.text += ",\"message\":"
-            writer.writeString(message)
+            writer.raw(",\"message\":")
+            writer.string(message)
         }
         if let details {
-            writer.text += ",\"details\":"
-            writer.write(details, pretty: false, indent: 0)
+            writer.raw(",\"details\":")
+            writer.value(details)
         }
-        writer.text += "}"
-        return Data(writer.text.utf8)
+        writer.raw("}")
+        return writer.data
     }
 
     /// Parses a reply header; unknown keys are ignored and unknown codes read as `UNKNOWN`.
     public static func decode(_ data: Data) throws(BusError) -> ReplyHeader {
         var id: String?, code: Int64?, message: String?, details: JSONValue?
-        try HeaderFields.scan(data, keys: ["id", "code", "message", "details"], what: "reply header") { key, value throws(BusError) in
+        try HeaderFields.scan(data, keys: Self.keys, what: "reply header") { key, value throws(BusError) in
             switch key {
             case 0: id = value.stringValue
             case 1: code = value.intValue
@@ -128,6 +134,8 @@ public struct ReplyHeader: Sendable, Equatable {
         guard let code else { throw .invalidArgument("reply header field 'code' is missing or not an integer") }
         return ReplyHeader(id: id, code: StatusCode(wireValue: Int(code)), message: message, details: details)
     }
+
+    private static let keys: [StaticString] = ["id", "code", "message", "details"]
 
     /// The failure this header reports, or `nil` when `code` is `.ok`.
     public var error: BusError? {
@@ -165,47 +173,76 @@ public struct EventHeader: Sendable, Equatable {
 
     /// The header as compact JSON.
     public func encoded() -> Data {
-        var writer = JSONWriter()
-        writer.text += "{\"id\":"
-        writer.writeString(id)
-        writer.text += ",\"source\":"
-        writer.writeString(source)
-        writer.text += ",\"instance\":"
-        writer.writeString(instance)
-        writer.text += ",\"seq\":\(seq),\"ts\":\(ts)"
+        Self.encoded(id: .whole(id), source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
+    }
+
+    /// An event id to encode: whole, or `<prefix>-<seq>` written without building the string.
+    enum EncodedID {
+        case whole(String)
+        case prefixed(String, Int64)
+    }
+
+    /// The header with these members as compact JSON (the publisher stamps events with this).
+    static func encoded(
+        id: EncodedID, source: String, instance: String, seq: Int64, ts: Int64, user: String?, meta: [String: String]
+    ) -> Data {
+        var writer = HeaderWriter()
+        writer.raw("{\"id\":")
+        switch id {
+        case .whole(let id):
+            writer.string(id)
+        case .prefixed(let prefix, let number):
+            writer.raw("\"")
+            writer.stringContents(prefix)
+            writer.raw("-")
+            writer.int(number)
+            writer.raw("\"")
+        }
+        writer.raw(",\"source\":")
+        writer.string(source)
+        writer.raw(",\"instance\":")
+        writer.string(instance)
+        writer.raw(",\"seq\":")
+        writer.int(seq)
+        writer.raw(",\"ts\":")
+        writer.int(ts)
         if let user {
-            writer.text += ",\"user\":"
-            writer.writeString(user)
+            writer.raw(",\"user\":")
+            writer.string(user)
         }
         if !meta.isEmpty {
-            writer.text += ",\"meta\":"
-            writer.write(.object(meta.mapValues { .string($0) }), pretty: false, indent: 0)
+            writer.raw(",\"meta\":")
+            writer.meta(meta)
         }
-        writer.text += "}"
-        return Data(writer.text.utf8)
+        writer.raw("}")
+        return writer.data
     }
 
     /// Parses an event header; unknown keys are ignored.
     public static func decode(_ data: Data) throws(BusError) -> EventHeader {
         let what = "event header"
-        var strings: [String?] = [nil, nil, nil]
+        var id: String?, source: String?, instance: String?
         var seq: Int64?, ts: Int64?, user: String?, meta: [String: String] = [:]
-        try HeaderFields.scan(data, keys: ["id", "source", "instance", "seq", "ts", "user", "meta"], what: what) { key, value throws(BusError) in
+        try HeaderFields.scan(data, keys: Self.keys, what: what) { key, value throws(BusError) in
             switch key {
-            case 0, 1, 2: strings[key] = value.stringValue
+            case 0: id = value.stringValue
+            case 1: source = value.stringValue
+            case 2: instance = value.stringValue
             case 3: seq = value.intValue
             case 4: ts = value.intValue
             case 5: user = try HeaderFields.string(value, "user", in: what)
             default: meta = try HeaderFields.meta(value, in: what)
             }
         }
-        for (index, name) in ["id", "source", "instance"].enumerated() where strings[index] == nil {
-            throw .invalidArgument("event header field '\(name)' is missing or not a string")
-        }
+        guard let id else { throw .invalidArgument("event header field 'id' is missing or not a string") }
+        guard let source else { throw .invalidArgument("event header field 'source' is missing or not a string") }
+        guard let instance else { throw .invalidArgument("event header field 'instance' is missing or not a string") }
         guard let seq else { throw .invalidArgument("event header field 'seq' is missing or not an integer") }
         guard let ts else { throw .invalidArgument("event header field 'ts' is missing or not an integer") }
-        return EventHeader(id: strings[0]!, source: strings[1]!, instance: strings[2]!, seq: seq, ts: ts, user: user, meta: meta)
+        return EventHeader(id: id, source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
     }
+
+    private static let keys: [StaticString] = ["id", "source", "instance", "seq", "ts", "user", "meta"]
 }
 
 /// Reads the flat JSON objects of headers without building a tree: only the members a header

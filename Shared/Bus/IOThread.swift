@@ -10,11 +10,31 @@ typealias LoopCommand = @Sendable (IOLoop) -> Void
 ///
 /// Other threads never touch a socket: they ``submit(_:)`` commands, which are queued under a
 /// mutex and wake the thread through an eventfd it polls together with its sockets.
+///
+/// A wake-up costs a system call for the submitter and a context switch for the loop (tens of
+/// microseconds on a VM), so submitters signal only when the loop said it is about to block:
+/// while it is awake it takes what was queued before it sleeps.
 final class IOThread: Sendable {
+    private enum LoopState {
+        /// Running; it looks at the inbox again before it blocks.
+        case awake
+        /// Blocked (or about to block) in `zmq_poll`: a new command must signal the eventfd.
+        case sleeping
+        /// Blocked, and the eventfd has been signalled.
+        case signalled
+    }
+
     private struct Inbox {
         var commands: [LoopCommand] = []
-        var wakeSignalled = false
+        var loopState = LoopState.awake
         var accepting = true
+
+        /// Whether the submitter that just changed the inbox must signal the eventfd.
+        mutating func needsSignal() -> Bool {
+            guard loopState == .sleeping else { return false }
+            loopState = .signalled
+            return true
+        }
     }
 
     private enum Completion {
@@ -49,9 +69,7 @@ final class IOThread: Sendable {
         let mustWake = try inbox.withLock { inbox throws(BusError) -> Bool in
             guard inbox.accepting else { throw .unavailable("the bus connection is shut down") }
             inbox.commands.append(command)
-            guard !inbox.wakeSignalled else { return false }
-            inbox.wakeSignalled = true
-            return true
+            return inbox.needsSignal()
         }
         if mustWake { wakeup.signal() }
     }
@@ -61,7 +79,7 @@ final class IOThread: Sendable {
         let mustWake = inbox.withLock { inbox -> Bool in
             guard inbox.accepting else { return false }
             inbox.accepting = false
-            return true
+            return inbox.needsSignal()
         }
         if mustWake { wakeup.signal() }
     }
@@ -70,11 +88,25 @@ final class IOThread: Sendable {
     /// running them. Once stopping, nothing more can be queued, so these are the last commands.
     func takeCommands() -> (commands: [LoopCommand], keepRunning: Bool) {
         inbox.withLock { inbox in
-            inbox.wakeSignalled = false
             let commands = inbox.commands
             inbox.commands.removeAll(keepingCapacity: true)
             return (commands, inbox.accepting)
         }
+    }
+
+    /// Loop side, just before a blocking poll: returns `false` if commands (or a stop) are
+    /// waiting, so it must not block; otherwise from now on submitters signal the eventfd.
+    func prepareToSleep() -> Bool {
+        inbox.withLock { inbox in
+            guard inbox.commands.isEmpty, inbox.accepting else { return false }
+            inbox.loopState = .sleeping
+            return true
+        }
+    }
+
+    /// Loop side, after the blocking poll returned: submitters stop signalling.
+    func awoke() {
+        inbox.withLock { $0.loopState = .awake }
     }
 
     /// Suspends until the thread has closed its sockets and exited.
@@ -132,12 +164,14 @@ final class IOLoop {
     private var pollSetChanged = true
     private var lazyClient: ClientEndpoint?
     private var lazyPublisher: PublisherEndpoint?
+    private let publishQueue: PublishQueue
 
     /// Messages read from one socket per wake-up before the others get a turn.
     static let readBatch = 512
 
-    init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, logger: Logger) {
+    init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, publishQueue: PublishQueue, logger: Logger) {
         self.thread = thread
+        self.publishQueue = publishQueue
         self.context = context
         self.configuration = configuration
         self.logger = logger
@@ -155,7 +189,7 @@ final class IOLoop {
     /// The process's one publisher connection, made on first use.
     var publisher: PublisherEndpoint {
         if let lazyPublisher { return lazyPublisher }
-        let publisher = PublisherEndpoint(loop: self)
+        let publisher = PublisherEndpoint(loop: self, queue: publishQueue)
         lazyPublisher = publisher
         add(publisher, id: -2)
         return publisher
@@ -205,8 +239,10 @@ final class IOLoop {
                 timeoutMs = timeoutMs < 0 ? wait : min(timeoutMs, wait)
             }
 
+            let blocking = timeoutMs != 0 && thread.prepareToSleep()
             do {
-                try poller.poll(timeoutMs: timeoutMs)
+                defer { if blocking { thread.awoke() } }
+                try poller.poll(timeoutMs: blocking ? timeoutMs : 0)
             } catch {
                 logger.critical("bus I/O poll failed; stopping the bus connection", metadata: ["error": "\(error)"])
                 thread.requestStop()

@@ -314,17 +314,20 @@ struct JSONParser {
     mutating func parseString() throws(JSONParseError) -> String {
         offset += 1
         let start = offset
-        // Fast path: no escapes.
+        var ascii = true
+        // Fast path: no escapes; all-ASCII bytes need no UTF-8 validation.
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
                 offset += 1
-                guard let string = String(validating: slice, as: UTF8.self) else {
+                if ascii { return String(decoding: slice, as: UTF8.self) }
+                guard let string = String(validating: slice.assumingMemoryBound(to: UInt8.self), as: UTF8.self) else {
                     throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
                 }
                 return string
             }
+            if byte >= 0x80 { ascii = false }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw fail("control character in string") }
             offset += 1
@@ -420,6 +423,13 @@ struct JSONParser {
             }
             guard offset < bytes.count, isDigit(bytes[offset]) else { throw fail("invalid exponent") }
             while offset < bytes.count && isDigit(bytes[offset]) { offset += 1 }
+        }
+        // Integers of up to 18 digits (every header's numbers) without going through a String.
+        let digitsStart = bytes[start] == UInt8(ascii: "-") ? start + 1 : start
+        if isInteger && offset - digitsStart <= 18 {
+            var value: Int64 = 0
+            for index in digitsStart..<offset { value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0")) }
+            return .int(digitsStart == start ? value : -value)
         }
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }

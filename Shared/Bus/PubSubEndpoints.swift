@@ -9,20 +9,17 @@ import ZMQ
 /// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
 final class PublisherEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
-    private let source: String
-    private let instance: String
-    private let idPrefix: String
-    private var seq: Int64 = 0
+    private let queue: PublishQueue
+    /// What one drain took from the queue; reused.
+    private var taken: [PublishQueue.Event] = []
     private var brokerSubscribed = false
-    private var held: [[Data]] = []
+    private var held: [PublishQueue.Event] = []
     private var heldDropped = 0
     private let holdLimit: Int
     private let logger: Logger
 
-    init(loop: IOLoop) {
-        source = loop.configuration.source
-        instance = loop.configuration.instance
-        idPrefix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+    init(loop: IOLoop, queue: PublishQueue) {
+        self.queue = queue
         holdLimit = Int(loop.configuration.highWaterMark)
         logger = loop.logger
         do {
@@ -32,27 +29,26 @@ final class PublisherEndpoint: LoopEndpoint {
         }
     }
 
-    /// Publishes on this process's own stream, stamping `id`, `source`, `instance`, `seq`, `ts`.
-    func publish(topic: String, payload: Data, user: String?, meta: [String: String], ts: Int64) {
-        seq += 1
-        let header = EventHeader(id: "\(idPrefix)-\(seq)", source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
-        send([Data(topic.utf8), header.encoded(), payload])
+    /// Sends everything published since the last drain, in order.
+    func sendQueued() {
+        queue.take(into: &taken)
+        for event in taken { send(event) }
+        taken.removeAll(keepingCapacity: true)
     }
 
-    /// Publishes an event whose header was stamped elsewhere (a durable outbox's stream).
-    func publish(topic: String, header: Data, payload: Data) {
-        send([Data(topic.utf8), header, payload])
-    }
-
-    private func send(_ frames: [Data]) {
+    private func send(_ event: PublishQueue.Event) {
         guard brokerSubscribed else {
             // Beyond the high-water mark, newer events are dropped, as a PUB socket would; the
             // subscribers see the gap in seq.
-            if held.count < holdLimit { held.append(frames) } else { heldDropped += 1 }
+            if held.count < holdLimit { held.append(event) } else { heldDropped += 1 }
             return
         }
+        guard let socket else { return }
         do {
-            try socket?.send(frames, dontWait: true)
+            // An XPUB never blocks: beyond its high-water mark it drops, as a PUB does.
+            try socket.send(event.topic, more: true, dontWait: true)
+            try socket.send(event.header, more: true)
+            try socket.send(event.payload, more: false)
         } catch {
             logger.warning("cannot publish event", metadata: ["error": "\(error)"])
         }
@@ -66,7 +62,7 @@ final class PublisherEndpoint: LoopEndpoint {
                 brokerSubscribed = true
                 let waiting = held
                 held.removeAll()
-                for frames in waiting { send(frames) }
+                for event in waiting { send(event) }
                 if heldDropped > 0 {
                     logger.warning("dropped events published before the broker connected", metadata: ["dropped": "\(heldDropped)"])
                 }
@@ -93,16 +89,17 @@ struct RawEvent: Sendable {
 /// One subscription's SUB socket on the I/O thread.
 final class SubscriberEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
-    private let deliver: @Sendable (RawEvent) -> Void
-    private let finish: @Sendable () -> Void
+    private let buffer: SubscriptionBuffer
     private let logger: Logger
+    /// The events of one read pass, handed to the buffer together; reused across passes.
+    private var batch: [RawEvent] = []
+    /// One message part reused for every receive; its bytes are copied out.
+    private let frame = ZMQFrame(Data())
 
-    /// - Parameters:
-    ///   - deliver: called with each event, on the I/O thread.
-    ///   - finish: called once when the subscription closes (removed, or the bus shut down).
-    init(prefixes: [String], loop: IOLoop, deliver: @escaping @Sendable (RawEvent) -> Void, finish: @escaping @Sendable () -> Void) throws(ZMQError) {
-        self.deliver = deliver
-        self.finish = finish
+    /// - Parameter buffer: where the events go; finished when the endpoint closes (removed, or
+    ///   the bus shut down).
+    init(prefixes: [String], loop: IOLoop, buffer: SubscriptionBuffer) throws(ZMQError) {
+        self.buffer = buffer
         logger = loop.logger
         let socket = try loop.makeSocket(.sub, connectTo: loop.configuration.subEndpoint)
         do {
@@ -112,25 +109,38 @@ final class SubscriberEndpoint: LoopEndpoint {
             throw error
         }
         self.socket = socket
+        batch.reserveCapacity(IOLoop.readBatch)
     }
 
     func readable(_ loop: IOLoop) {
         guard let socket else { return }
-        for _ in 0..<IOLoop.readBatch {
-            let received: [ZMQFrame]?
-            do {
-                received = try socket.receiveFrames(dontWait: true)
-            } catch {
-                logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])
-                return
+        defer { buffer.deliver(&batch) }
+        do {
+            for _ in 0..<IOLoop.readBatch {
+                guard try socket.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
+                if let event = try readEvent(from: socket) { batch.append(event) }
             }
-            guard let frames = received else { return }
-            guard frames.count == 3 else {
-                logger.warning("dropping an event that is not three frames", metadata: ["frames": "\(frames.count)"])
-                continue
-            }
-            deliver(RawEvent(topic: frames[0].string, header: frames[1].data, payload: frames[2].data))
+        } catch {
+            logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// Reads the rest of the message whose first part is in `frame`. Returns `nil` (logged) for
+    /// a message that is not three frames.
+    private func readEvent(from socket: ZMQSocket) throws(ZMQError) -> RawEvent? {
+        var parts = 1
+        let topic = frame.string
+        var header = Data(), payload = Data()
+        while socket.frameHasMore(frame) {
+            _ = try socket.receive(into: frame, flags: 0)
+            parts += 1
+            if parts == 2 { header = frame.data } else if parts == 3 { payload = frame.data }
+        }
+        guard parts == 3 else {
+            logger.warning("dropping an event that is not three frames", metadata: ["frames": "\(parts)"])
+            return nil
+        }
+        return RawEvent(topic: topic, header: header, payload: payload)
     }
 
     var nextDeadline: ContinuousClock.Instant? { nil }
@@ -139,6 +149,7 @@ final class SubscriberEndpoint: LoopEndpoint {
     func close(loop: IOLoop) {
         socket?.close()
         socket = nil
-        finish()
+        buffer.finish()
     }
 }
+

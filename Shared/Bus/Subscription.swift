@@ -25,16 +25,29 @@ public struct SeqGap: Sendable, Equatable, CustomStringConvertible {
 /// Tracks the last `seq` of every `source`+`instance` stream and reports jumps.
 public struct SeqTracker: Sendable {
     private var last: [String: Int64] = [:]
+    /// The stream of the previous event, kept out of the dictionary: consecutive events mostly
+    /// come from one stream, and this saves building a key and two lookups per event.
+    private var current: (source: String, instance: String, seq: Int64)?
 
     public init() {}
 
     /// Records `header`; returns the gap before it, if events were missed. The first event of a
     /// stream, and a `seq` that goes back (a replay or a restarted stream), are not gaps.
     public mutating func observe(_ header: EventHeader) -> SeqGap? {
-        let key = header.source + "\u{0}" + header.instance
-        defer { last[key] = header.seq }
-        guard let previous = last[key], header.seq > previous + 1 else { return nil }
+        let previous: Int64?
+        if let current, current.source == header.source, current.instance == header.instance {
+            previous = current.seq
+        } else {
+            if let current { last[Self.key(current.source, current.instance)] = current.seq }
+            previous = last[Self.key(header.source, header.instance)]
+        }
+        current = (header.source, header.instance, header.seq)
+        guard let previous, header.seq > previous + 1 else { return nil }
         return SeqGap(source: header.source, instance: header.instance, expected: previous + 1, received: header.seq)
+    }
+
+    private static func key(_ source: String, _ instance: String) -> String {
+        source + "\u{0}" + instance
     }
 }
 
@@ -61,27 +74,36 @@ public struct BusEvent: Sendable {
 }
 
 /// Events matching a subscription's prefixes, in arrival order, with `seq` gaps reported.
+///
+/// The subscription ends when the task iterating it is cancelled, or when it and its iterators
+/// are gone; iterating ends when the bus shuts down.
 public struct EventSubscription: AsyncSequence, Sendable {
     public typealias Element = BusEvent
-    let stream: AsyncStream<RawEvent>
+    let lifetime: SubscriptionLifetime
     let logger: Logger
 
     public func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(base: stream.makeAsyncIterator(), logger: logger)
+        AsyncIterator(batch: RawEventBatch(lifetime: lifetime), logger: logger)
     }
 
     public struct AsyncIterator: AsyncIteratorProtocol {
-        var base: AsyncStream<RawEvent>.AsyncIterator
+        let batch: RawEventBatch
         var tracker = SeqTracker()
         let logger: Logger
 
-        init(base: AsyncStream<RawEvent>.AsyncIterator, logger: Logger) {
-            self.base = base
+        init(batch: RawEventBatch, logger: Logger) {
+            self.batch = batch
             self.logger = logger
         }
 
         public mutating func next() async -> BusEvent? {
-            while let raw = await base.next() {
+            await next(isolation: nil)
+        }
+
+        /// Runs on the caller's actor, like `AsyncStream`'s iterator: no hop to the global
+        /// executor and back for every event.
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> BusEvent? {
+            while let raw = await batch.next() {
                 let header: EventHeader
                 do {
                     header = try EventHeader.decode(raw.header)
@@ -121,7 +143,12 @@ public struct TypedSubscription<Payload: Codable & Sendable>: AsyncSequence, Sen
         let logger: Logger
 
         public mutating func next() async -> TypedEvent<Payload>? {
-            while let event = await base.next() {
+            await next(isolation: nil)
+        }
+
+        /// Runs on the caller's actor (see ``EventSubscription/AsyncIterator``).
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> TypedEvent<Payload>? {
+            while let event = await base.next(isolation: actor) {
                 guard event.topic == topic.name else { continue }
                 do {
                     return TypedEvent(header: event.header, payload: try event.decode(topic), gap: event.gap)

@@ -143,7 +143,16 @@ public final class ZMQSocket {
     /// Sends one message part holding the UTF-8 bytes of `string`.
     @discardableResult
     public func send(_ string: String, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
-        try send(Data(string.utf8), more: more, dontWait: dontWait)
+        var string = string
+        // From the string's own storage (no copy into a `Data` first).
+        let result: Result<Bool, ZMQError> = string.withUTF8 { utf8 in
+            do throws(ZMQError) {
+                return .success(try send(bytes: UnsafeRawBufferPointer(utf8), more: more, dontWait: dontWait))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
     }
 
     /// Sends a frame, moving its content to libzmq (the frame is empty afterwards).

@@ -169,6 +169,7 @@ struct BusCallTests {
         #expect(error?.code == .unavailable)
         #expect(ContinuousClock.now - started < .milliseconds(100))
         #expect(throws: BusError.self) { try world.client.publish(Echo.echoed, EchoReply(text: "x")) }
+        #expect(throws: BusError.self) { try world.client.publish(Echo.echoed, EchoReply(text: "again")) }
         await world.stop()
     }
 

@@ -72,6 +72,30 @@ struct PubSubTests {
         await world.stop()
     }
 
+    @Test("a burst of events from several tasks arrives complete, each stream in seq order")
+    func burst() async throws {
+        let world = try await PubSubWorld.start()
+        let events = try await world.collect(["burst."])
+        let publisher = world.publisher
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    for index in 0..<500 { try? publisher.publish(topic: "burst.t\(task)", payload: Data(#"{"n":\#(index)}"#.utf8)) }
+                }
+            }
+        }
+        try await eventually("2000 events") { events.all.filter { $0.topic.hasPrefix("burst.") }.count == 2000 }
+        let seqs = events.all.filter { $0.topic.hasPrefix("burst.") }.map(\.header.seq)
+        #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 })
+        for task in 0..<4 {
+            let payloads = events.all.filter { $0.topic == "burst.t\(task)" }.map { String(decoding: $0.payload, as: UTF8.self) }
+            #expect(payloads == (0..<500).map { #"{"n":\#($0)}"# })
+        }
+        #expect(events.all.allSatisfy { $0.gap == nil })
+        events.cancel()
+        await world.stop()
+    }
+
     @Test("a jump in seq is reported as a gap with the missed count")
     func gapDetection() async throws {
         let world = try await PubSubWorld.start()

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Writes the flat JSON objects of headers straight into bytes.
+///
+/// Every message carries a header, so this is on the hot path of every call and event: no
+/// `String` building, no interpolation (which goes through dynamic casts), one allocation for
+/// the bytes. The output is the same compact JSON as ``JSONWriter``'s.
+struct HeaderWriter {
+    private(set) var bytes: [UInt8] = []
+
+    init(capacity: Int = 128) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    /// Appends literal JSON text.
+    mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    /// Appends `value` in decimal.
+    mutating func int(_ value: Int64) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        let start = bytes.count
+        repeat {
+            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        bytes[start...].reverse()
+    }
+
+    /// Appends `text` as a JSON string, escaping what JSON requires.
+    mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        stringContents(text)
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// Appends `text` escaped, without the quotes: for a string written in pieces.
+    mutating func stringContents(_ text: String) {
+        var text = text
+        text.withUTF8 { utf8 in
+            var start = 0
+            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
+                bytes.append(contentsOf: utf8[start..<index])
+                escape(byte)
+                start = index + 1
+            }
+            bytes.append(contentsOf: utf8[start...])
+        }
+    }
+
+    private mutating func escape(_ byte: UInt8) {
+        bytes.append(UInt8(ascii: "\\"))
+        switch byte {
+        case 0x22: bytes.append(UInt8(ascii: "\""))
+        case 0x5C: bytes.append(UInt8(ascii: "\\"))
+        case 0x0A: bytes.append(UInt8(ascii: "n"))
+        case 0x0D: bytes.append(UInt8(ascii: "r"))
+        case 0x09: bytes.append(UInt8(ascii: "t"))
+        default:
+            raw("u00")
+            let hex: StaticString = "0123456789abcdef"
+            hex.withUTF8Buffer { digits in
+                bytes.append(digits[Int(byte >> 4)])
+                bytes.append(digits[Int(byte & 0xF)])
+            }
+        }
+    }
+
+    /// Appends a `meta` object: string values, keys in sorted order (as ``JSONWriter`` does).
+    mutating func meta(_ meta: [String: String]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (index, key) in meta.keys.sorted().enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(key)
+            bytes.append(UInt8(ascii: ":"))
+            string(meta[key]!)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// Appends any JSON value (rare members such as an error's `details`).
+    mutating func value(_ value: JSONValue) {
+        var writer = JSONWriter()
+        writer.write(value, pretty: false, indent: 0)
+        bytes.append(contentsOf: writer.text.utf8)
+    }
+
+    /// The bytes written.
+    var data: Data { Data(bytes) }
+}

@@ -1,0 +1,37 @@
+@testable import Bus
+import Foundation
+import Testing
+
+/// The byte-level header writer must produce exactly what the general JSON writer does.
+@Suite("Header writer")
+struct HeaderWriterTests {
+    @Test("strings are escaped as the JSON writer escapes them", arguments: [
+        "", "plain", "quote\"d", "back\\slash", "line\nbreak\r\ttab", "\u{01}\u{1F}ctl", "ünïcödé ✓ 🚀", "a/b",
+    ])
+    func strings(_ text: String) throws {
+        var writer = HeaderWriter()
+        writer.string(text)
+        var reference = JSONWriter()
+        reference.writeString(text)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == reference.text)
+        #expect(try JSONValue.parse(writer.data) == .string(text))
+    }
+
+    @Test("integers are written in decimal", arguments: [Int64.min, -1, 0, 7, 1_764_000_000_000, Int64.max])
+    func integers(_ value: Int64) {
+        var writer = HeaderWriter()
+        writer.int(value)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
+    }
+
+    @Test("headers round-trip with every optional member")
+    func roundTrip() throws {
+        let request = RequestHeader(id: "c-1", deadline: 1_764_000_000_000, user: "u\"1", meta: ["traceparent": "00-ab", "b": "\n"], idem: "k")
+        #expect(try RequestHeader.decode(request.encoded()) == request)
+        let reply = ReplyHeader(id: "c-1", code: .invalidArgument, message: "field 'x'", details: .object(["field": .string("x")]))
+        #expect(try ReplyHeader.decode(reply.encoded()) == reply)
+        let event = EventHeader(id: "e-1", source: "s", instance: "h:1", seq: 42, ts: -5, user: "u", meta: ["k": "v"])
+        #expect(try EventHeader.decode(event.encoded()) == event)
+        #expect(String(decoding: ReplyHeader(id: "x").encoded(), as: UTF8.self) == #"{"id":"x","code":0}"#)
+    }
+}
