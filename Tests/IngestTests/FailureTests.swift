@@ -71,6 +71,21 @@ struct FailureTests {
         }
     }
 
+    @Test("a password-protected PDF fails its material saying to upload a copy without a password; nothing else is stored")
+    func passwordProtectedPDF() async throws {
+        try await withIngest { world in
+            let error = try #require(try await world.submitFailure("locked.pdf"))
+            #expect(error.code == .invalidArgument)
+            #expect(error.message == "the PDF 'locked.pdf' is password-protected; upload a copy without a password")
+            let materialId = try #require(error.details?["materialId"]?.stringValue)
+            let material = try await world.store(Store.getMaterial, RecordID(id: materialId))
+            #expect(material.status == .failed)
+            #expect(material.failureReason == error.message)
+            #expect(try await world.chunks(materialId).isEmpty)
+            #expect(try await world.storeEvents(Store.ingestFailed).map(\.reason) == [error.message])
+        }
+    }
+
     @Test("a truncated PDF fails its material with a reason and ingest.failed; no document, chunk or card is stored")
     func truncatedPDF() async throws {
         try await withIngest { world in

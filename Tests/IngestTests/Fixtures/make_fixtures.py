@@ -9,6 +9,7 @@ requirement) to render the OCR images from a PDF written here. Run it from anywh
 Every fixture is small (a few KB); the tests read them from this folder.
 """
 import base64
+import hashlib
 import io
 import os
 import struct
@@ -165,9 +166,41 @@ ICS = "\r\n".join([
 # -- PDF (hand-written PDF syntax, Helvetica) ----------------------------------------------------
 
 
-def pdf(pages, size=(612, 792), font_size=12, top=720):
-    """A PDF with one text object per page; `pages` is a list of lists of lines."""
+# The standard security handler, revision 2 (PDF 1.7 §7.6.3): 40-bit RC4, MD5 key derivation.
+PDF_PASSWORD_PADDING = bytes.fromhex("28BF4E5E4E758A4164004E56FFFA01082E2E00B6D0683E802F0CA9FE6453697A")
+PDF_FILE_ID = bytes(range(16))
+PDF_PERMISSIONS = -4
+
+
+def rc4(key, data):
+    state = list(range(256))
+    j = 0
+    for i in range(256):
+        j = (j + state[i] + key[i % len(key)]) % 256
+        state[i], state[j] = state[j], state[i]
+    out, i, j = bytearray(), 0, 0
+    for byte in data:
+        i = (i + 1) % 256
+        j = (j + state[i]) % 256
+        state[i], state[j] = state[j], state[i]
+        out.append(byte ^ state[(state[i] + state[j]) % 256])
+    return bytes(out)
+
+
+def pdf_security(user_password, owner_password):
+    """The /Encrypt dictionary's O and U entries and the file key (algorithms 2, 3 and 4)."""
+    def padded(password):
+        return (password.encode("latin-1") + PDF_PASSWORD_PADDING)[:32]
+    owner = rc4(hashlib.md5(padded(owner_password)).digest()[:5], padded(user_password))
+    key = hashlib.md5(padded(user_password) + owner + struct.pack("<i", PDF_PERMISSIONS) + PDF_FILE_ID).digest()[:5]
+    return owner, rc4(key, PDF_PASSWORD_PADDING), key
+
+
+def pdf(pages, size=(612, 792), font_size=12, top=720, user_password=None):
+    """A PDF with one text object per page; `pages` is a list of lists of lines. With
+    `user_password`, its streams are encrypted and a reader must be given that password."""
     objects = []
+    security = pdf_security(user_password, "owner") if user_password else None
 
     def add(body):
         objects.append(body)
@@ -181,6 +214,9 @@ def pdf(pages, size=(612, 792), font_size=12, top=720):
             escaped = line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
             stream += b"(" + escaped.encode("latin-1") + b") Tj T*\n"
         stream += b"ET"
+        if security:
+            number = len(objects) + 1
+            stream = rc4(hashlib.md5(security[2] + struct.pack("<I", number)[:3] + b"\0\0").digest()[:10], stream)
         content_ids.append(add(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream"))
         page_ids.append(add(None))
     pages_id = add(None)
@@ -189,6 +225,11 @@ def pdf(pages, size=(612, 792), font_size=12, top=720):
                                 b"/Contents %d 0 R >>" % (pages_id, size[0], size[1], font, content_id))
     objects[pages_id - 1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(b"%d 0 R" % p for p in page_ids), len(page_ids))
     catalog = add(b"<< /Type /Catalog /Pages %d 0 R >>" % pages_id)
+    encryption = b""
+    if security:
+        owner, user, _ = security
+        encrypt = add(b"<< /Filter /Standard /V 1 /R 2 /O <%s> /U <%s> /P %d >>" % (owner.hex().encode(), user.hex().encode(), PDF_PERMISSIONS))
+        encryption = b" /Encrypt %d 0 R /ID [<%s> <%s>]" % (encrypt, PDF_FILE_ID.hex().encode(), PDF_FILE_ID.hex().encode())
     out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n"
     offsets = []
     for number, body in enumerate(objects, 1):
@@ -198,7 +239,7 @@ def pdf(pages, size=(612, 792), font_size=12, top=720):
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     for offset in offsets:
         out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, catalog, xref)
+    out += b"trailer\n<< /Size %d /Root %d 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, catalog, encryption, xref)
     return out
 
 
@@ -396,6 +437,7 @@ def main():
     write("calendar.ics", ICS)
     write("lecture.pdf", LECTURE_PDF)
     write("truncated.pdf", LECTURE_PDF[: len(LECTURE_PDF) // 2])
+    write("locked.pdf", pdf([["The answers to the exam."]], user_password="secret"))
     write("report.docx", DOCX)
     write("notword.docx", NOT_WORD)
     write("damaged.docx", DOCX[: len(DOCX) // 2])
