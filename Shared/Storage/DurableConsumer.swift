@@ -144,16 +144,17 @@ public final class DurableConsumer: Service, Sendable {
         }
     }
 
-    private func loadCursors(_ state: inout ConsumerState) {
+    private func loadCursors(_ state: inout ConsumerState) async {
         guard !state.loaded else { return }
         do {
-            let rows = try database.pool.read { db in
-                try Row.fetchAll(db, sql: "SELECT source, instance, seq FROM bus_cursor ORDER BY updated_at")
+            let rows = try await database.pool.read { db in
+                try Row.fetchAll(db, sql: "SELECT source, instance, seq FROM bus_cursor ORDER BY updated_at").map { row in
+                    (source: row["source"] as String, instance: row["instance"] as String, seq: row["seq"] as Int64)
+                }
             }
             for row in rows {
-                let source: String = row["source"], instance: String = row["instance"]
-                state.cursors[source + "\u{0}" + instance] = row["seq"]
-                state.currentInstance[source] = instance
+                state.cursors[row.source + "\u{0}" + row.instance] = row.seq
+                state.currentInstance[row.source] = row.instance
             }
             state.loaded = true
         } catch {
@@ -162,12 +163,12 @@ public final class DurableConsumer: Service, Sendable {
     }
 
     private func receive(_ event: BusEvent, state: inout ConsumerState) async {
-        loadCursors(&state)
+        await loadCursors(&state)
         let header = event.header
         guard sources.contains(where: { $0.service == header.source }) else { return }
         let cursor = state.cursor(header.source, header.instance)
         if state.knows(header.source, header.instance) && header.seq == cursor + 1 {
-            apply([StoredEvent(topic: event.topic, header: header, payload: (try? JSONValue.parse(event.payload)) ?? .null)], state: &state)
+            await apply([StoredEvent(topic: event.topic, header: header, payload: (try? JSONValue.parse(event.payload)) ?? .null)], state: &state)
         } else if header.seq > cursor {
             // A stream not seen before, or a gap: the producer's replay has everything in order.
             await catchUp(header.source, state: &state)
@@ -176,7 +177,7 @@ public final class DurableConsumer: Service, Sendable {
 
     /// Applies everything `service` stored after our cursor for its current stream.
     private func catchUp(_ service: String, state: inout ConsumerState) async {
-        loadCursors(&state)
+        await loadCursors(&state)
         var instance = state.currentInstance[service]
         var confirmed = false
         while !Task.isCancelled {
@@ -202,7 +203,7 @@ public final class DurableConsumer: Service, Sendable {
                     "consumer": "\(name)", "source": "\(service)", "from": "\(after + 1)", "to": "\(first.header.seq - 1)",
                 ])
             }
-            apply(response.events, state: &state)
+            await apply(response.events, state: &state)
             let reached = state.cursor(service, streamInstance)
             if response.events.isEmpty || reached >= response.lastSeq || reached < (response.events.last?.header.seq ?? 0) { return }
         }
@@ -214,20 +215,20 @@ public final class DurableConsumer: Service, Sendable {
 
     /// Applies `events` in order; each wanted one in its own transaction with the cursor, the
     /// unwanted ones just move the cursor. Stops at the first event that cannot be settled.
-    private func apply(_ events: [StoredEvent], state: inout ConsumerState) {
+    private func apply(_ events: [StoredEvent], state: inout ConsumerState) async {
         var skipped: EventHeader?
         for event in events {
             guard wants(event) else {
                 skipped = event.header
                 continue
             }
-            guard settle(event) else { return }
+            guard await settle(event) else { return }
             state.set(event.header)
             skipped = nil
         }
         guard let skipped else { return }
         do {
-            try database.pool.write { db in try Self.storeCursor(db, skipped) }
+            try await database.pool.write { db in try Self.storeCursor(db, skipped) }
             state.set(skipped)
         } catch {
             logger.error("cannot advance event cursor", metadata: ["consumer": "\(name)", "error": "\(error)"])
@@ -236,12 +237,12 @@ public final class DurableConsumer: Service, Sendable {
 
     /// Runs the handler and stores the cursor in one transaction (three tries); an event that
     /// keeps failing is parked in `bus_dead_letter`. Returns whether the cursor moved past it.
-    private func settle(_ stored: StoredEvent) -> Bool {
+    private func settle(_ stored: StoredEvent) async -> Bool {
         let event = BusEvent(topic: stored.topic, header: stored.header, payload: stored.payload.jsonData, gap: nil)
         var lastError: (any Error)?
         for attempt in 1...3 {
             do {
-                try database.pool.write { db in
+                try await database.pool.write { [handler] db in
                     try handler(event, db)
                     try Self.storeCursor(db, stored.header)
                 }
@@ -255,7 +256,7 @@ public final class DurableConsumer: Service, Sendable {
             }
         }
         do {
-            try database.pool.write { db in
+            try await database.pool.write { [lastError] db in
                 try db.execute(sql: """
                     INSERT OR REPLACE INTO bus_dead_letter (source, instance, seq, topic, event_id, payload, error, at)
                     VALUES (?, ?, ?, ?, ?, ?, ?, ?)

@@ -111,10 +111,10 @@ public final class Outbox: Service, Sendable {
                     }
                 }
                 for await _ in wakeups {
-                    publishPending(&cursor)
-                    cursor.save(to: database, force: false, logger: logger)
+                    await publishPending(&cursor)
+                    await cursor.save(to: database, force: false, logger: logger)
                     if ContinuousClock.now >= nextPrune {
-                        prune(publishedThrough: cursor.published)
+                        await prune(publishedThrough: cursor.published)
                         nextPrune = ContinuousClock.now + .seconds(3600)
                     }
                 }
@@ -123,15 +123,15 @@ public final class Outbox: Service, Sendable {
         } onGracefulShutdown: { [wake] in
             wake.finish()
         }
-        publishPending(&cursor)
-        cursor.save(to: database, force: true, logger: logger)
+        await publishPending(&cursor)
+        await cursor.save(to: database, force: true, logger: logger)
     }
 
-    private func publishPending(_ cursor: inout PublishCursor) {
+    private func publishPending(_ cursor: inout PublishCursor) async {
         do {
             while true {
                 let after = cursor.published
-                let events = try database.pool.read { db in
+                let events = try await database.pool.read { db in
                     try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT 500", arguments: [after])
                 }
                 guard let last = events.last else { return }
@@ -145,10 +145,10 @@ public final class Outbox: Service, Sendable {
         }
     }
 
-    private func prune(publishedThrough published: Int64) {
+    private func prune(publishedThrough published: Int64) async {
         let cutoff = Date().unixMilliseconds - retention.components.seconds * 1000
         do {
-            let removed = try database.pool.write { db -> Int in
+            let removed = try await database.pool.write { db -> Int in
                 // Keep the newest event so that seq keeps counting even after a long quiet time.
                 try db.execute(sql: """
                     DELETE FROM bus_outbox WHERE ts < ? AND seq <= ? AND seq < (SELECT MAX(seq) FROM bus_outbox)
@@ -199,11 +199,11 @@ private struct PublishCursor {
         saved = published
     }
 
-    mutating func save(to database: ServiceDatabase, force: Bool, logger: Logger) {
+    mutating func save(to database: ServiceDatabase, force: Bool, logger: Logger) async {
         guard published != saved, force || ContinuousClock.now - savedAt >= .seconds(1) else { return }
         do {
             let value = published
-            try database.pool.write { db in
+            try await database.pool.write { db in
                 try db.execute(sql: "UPDATE bus_outbox_state SET published_seq = ? WHERE singleton = 1", arguments: [value])
             }
             saved = published
@@ -214,7 +214,7 @@ private struct PublishCursor {
     }
 }
 
-private struct StoredRow: FetchableRecord, Decodable {
+private struct StoredRow: FetchableRecord, Decodable, Sendable {
     var seq: Int64
     var id: String
     var topic: String
