@@ -85,6 +85,27 @@ struct EventTests {
         await receiver.stop()
     }
 
+    @Test("a discard timer removed after it completed (reason discarded) keeps ringing all 12 times")
+    func discardedTimerKeepsRinging() async throws {
+        let receiver = try await WebhookReceiver()
+        var configuration = NotifierConfiguration.fast
+        configuration.alarmInterval = .milliseconds(200)
+        let world = try await NotifierWorld.start(configuration: configuration)
+        try await world.addWebhook(receiver.url("/ok/discard"))
+        try world.timers.publish("timer.completed", Payloads.timerCompleted("t-discard", user: "u1"), user: "u1")
+        try await eventually("first ring") { try await receiver.received("/ok/discard").count == 1 }
+        try world.timers.publish("timer.deleted", Payloads.timerDeleted("t-discard", user: "u1", reason: .discarded), user: "u1")
+        try await eventually("all 12 rings", timeout: .seconds(15)) { try await receiver.received("/ok/discard").count == 12 }
+        let ids = try await receiver.received("/ok/discard").compactMap { $0.body.firstMatch(of: /t-discard_[0-9]+/).map { String($0.output) } }
+        #expect(Set(ids) == Set((0..<12).map { "t-discard_\($0)" }))
+        let cancelled = try await world.database.pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM notification WHERE timer_id = 't-discard' AND state = 'cancelled'")
+        }
+        #expect(cancelled == 0)
+        await world.stop()
+        await receiver.stop()
+    }
+
     @Test("reminders are batched: at most one push per user per window, worded encouragingly")
     func remindersBatched() async throws {
         let receiver = try await WebhookReceiver()

@@ -87,8 +87,8 @@ enum Payloads {
         return json(TimerCompleted(timer: countdown(id, user: user, label: label, run: run), endDate: now, firedAt: now, latenessSeconds: 0, late: false))
     }
 
-    static func timerDeleted(_ id: String, user: String) -> JSONValue {
-        json(TimerDeleted(timer: countdown(id, user: user), reason: .deleted))
+    static func timerDeleted(_ id: String, user: String, reason: TimerDeletionReason = .deleted) -> JSONValue {
+        json(TimerDeleted(timer: countdown(id, user: user), reason: reason))
     }
 
     static func timing() -> ReminderTiming {

@@ -22,6 +22,10 @@ struct Intake: Sendable {
                 db, timer: timer, userId: user, eventId: event.header.id, now: now,
                 repeats: configuration.alarmRepeats, interval: configuration.alarmInterval)
         } else if ConsumedTopics.timerCancelling.contains(topic) {
+            // A `discard` timer is removed a fixed time after it completes, whether or not its
+            // user has heard the alarm: that housekeeping must not silence the repeats (only
+            // `notify.ack`, or the user deleting, stopping or restarting the timer, does).
+            if topic == TimerTicker.timerDeleted.name, try event.decode(TimerTicker.timerDeleted).reason == .discarded { return }
             let timer = try TimerView.decode(event)
             try NotificationWrites.cancelTimer(db, timerId: timer.id, userId: event.header.user ?? timer.userId, now: now)
         } else if ConsumedTopics.reminders.contains(topic) {
