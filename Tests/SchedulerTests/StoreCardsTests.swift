@@ -2,9 +2,11 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
+import GRDB
 import SchedulerCore
 import ServiceKit
 import ServiceLifecycle
+import Storage
 import StoreCore
 import TestSupport
 import Testing
@@ -61,6 +63,36 @@ struct StoreCardsTests {
         }
         #expect(try await world.call(Scheduler.cardState, ReviewCardID(cardId: f2.id)).subjectId == biology.id)
         #expect(try await world.call(Scheduler.dueCards, DueRequest()).cards.map(\.cardId) == [f2.id])
+        await store.stop()
+        await world.stop()
+    }
+
+    @Test("undo after the card moved to another set takes the review back from the set it was counted under")
+    func undoAfterMove() async throws {
+        let world = try await SchedulerWorld.start()
+        let store = try await RunningStore.start(world)
+        func storeCall<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws -> Response {
+            try await world.client.call(method, request, options: CallOptions(user: "u1"))
+        }
+        let before = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Before"))
+        let after = try await storeCall(Store.createSet, FlashcardSetCreate(name: "After"))
+        let card = try await storeCall(Store.createFlashcard, FlashcardCreate(front: "Q", back: "A", setId: before.id))
+        try await eventually("the card has review state") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: card.id))) != nil }
+        _ = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: card.id, rating: .good))
+        _ = try await storeCall(Store.updateFlashcard, FlashcardUpdate(id: card.id, setId: after.id))
+        try await eventually("the card moved") { try await world.call(Scheduler.cardState, ReviewCardID(cardId: card.id)).setId == after.id }
+
+        // The set the card left has no cards, so set.stats would answer NOT_FOUND: read its counter.
+        func reviewsCounted(_ setId: String) async throws -> Int? {
+            try await world.scheduler.database.pool.read { db in
+                try Int.fetchOne(db, sql: "SELECT reviews FROM set_stats WHERE set_id = ?", arguments: [setId])
+            }
+        }
+        #expect(try await reviewsCounted(before.id) == 1)
+        _ = try await world.call(Scheduler.undoReview, ReviewCardID(cardId: card.id))
+        #expect(try await reviewsCounted(before.id) == 0)
+        #expect(try await reviewsCounted(after.id) ?? 0 == 0)
+        #expect(try await world.call(Scheduler.setStatistics, ReviewSetID(setId: after.id)).reviews == 0)
         await store.stop()
         await world.stop()
     }

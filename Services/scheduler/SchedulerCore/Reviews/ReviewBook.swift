@@ -114,7 +114,7 @@ enum ReviewBook {
         let cardId = try Validate.id(cardId, "cardId")
         var card = try CardRecord.require(db, user: user, cardId: cardId)
         guard let logId = card.progress.lastLogId,
-              let row = try Row.fetchOne(db, sql: "SELECT rating, local_date, previous FROM review_log WHERE id = ?", arguments: [logId]) else {
+              let row = try Row.fetchOne(db, sql: "SELECT rating, local_date, set_id, previous FROM review_log WHERE id = ?", arguments: [logId]) else {
             throw BusError.failedPrecondition("card \(cardId) has no review to undo")
         }
         guard var previous = CardRecord.Progress(snapshot: row["previous"]) else {
@@ -124,7 +124,8 @@ enum ReviewBook {
         card.progress = previous
         try card.saveProgress(db)
         try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [logId])
-        try countStudy(db, user: user, setId: card.setId, localDate: row["local_date"], recalled: (row["rating"] as String) != ReviewRating.again.rawValue, change: -1)
+        // The set the review was counted under, which the card may have left since.
+        try countStudy(db, user: user, setId: row["set_id"], localDate: row["local_date"], recalled: (row["rating"] as String) != ReviewRating.again.rawValue, change: -1)
         return card.state(nowMs: now.unixMilliseconds)
     }
 
