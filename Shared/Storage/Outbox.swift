@@ -161,12 +161,18 @@ public final class Outbox: Service, Sendable {
         }
     }
 
+    /// The most events one `_events.replay` answer carries (and the default).
+    public static let replayLimit = 1000
+
     /// Answers `_events.replay` on `host`: the stored events after a `seq` (at most 1000 per call).
     public func registerReplay(on host: ServiceHost) {
         let database = self.database, source = self.source, instance = self.instance
         host.handle(Reserved.eventsReplay(host.service)) { request, _ in
             guard request.after >= 0 else { throw BusError.invalidArgument("field 'after' must be 0 or more") }
-            let limit = min(max(request.limit ?? 1000, 1), 1000)
+            let limit = request.limit ?? Self.replayLimit
+            guard (1...Self.replayLimit).contains(limit) else {
+                throw BusError.invalidArgument("field 'limit' must be between 1 and \(Self.replayLimit), got \(limit)")
+            }
             return try await database.pool.read { db in
                 let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [request.after, limit])
                 let lastSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0

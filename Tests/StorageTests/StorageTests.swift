@@ -135,7 +135,7 @@ struct StorageTests {
         await broker.stop()
     }
 
-    @Test("_events.replay returns the stored events after a seq, in order, with the stream's last seq")
+    @Test("_events.replay returns the stored events after a seq, in order, with the stream's last seq; a limit outside 1...1000 is INVALID_ARGUMENT")
     func replay() async throws {
         let (broker, endpoints) = try await startBroker()
         let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
@@ -150,6 +150,13 @@ struct StorageTests {
         #expect(page.instance == producer.outbox.instance)
         let bad = await #expect(throws: BusError.self) { _ = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: -1)) }
         #expect(bad?.code == .invalidArgument)
+        for limit in [0, 1001] {
+            let outOfRange = await #expect(throws: BusError.self) {
+                _ = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0, limit: limit))
+            }
+            #expect(outOfRange == .invalidArgument("field 'limit' must be between 1 and 1000, got \(limit)"))
+        }
+        #expect(try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0)).events.count == 25)
         await producer.stop()
         await client.shutdown()
         await bus.shutdown()
