@@ -170,10 +170,28 @@ public final class ServiceHost: Service, Sendable {
             attachment: request.attachment, baseLogger: logger, bus: bus)
         do {
             let (payload, attachment) = try await route.invoke(request.payload, context)
+            if let tooLarge = oversized(payload: payload, attachment: attachment, method: request.method) {
+                context.logger.warning("reply too large for the broker", metadata: ["error": "\(tooLarge.message)"])
+                return (ReplyHeader(id: header.id, error: tooLarge), Data(), nil)
+            }
             return (ReplyHeader(id: header.id), payload, attachment)
         } catch {
             return (ReplyHeader(id: header.id, error: replyError(for: error, logger: context.logger)), Data(), nil)
         }
+    }
+
+    /// A reply frame larger than the broker accepts would not reach the caller: the broker
+    /// drops the connection that sent it, failing every request this host has in flight. Such
+    /// a reply becomes RESOURCE_EXHAUSTED naming the limit instead.
+    private func oversized(payload: Data, attachment: Data?, method: String) -> BusError? {
+        let limit = bus.configuration.maxMessageBytes
+        let bytes = Int64(max(payload.count, attachment?.count ?? 0))
+        guard bytes > limit else { return nil }
+        return BusError(
+            .resourceExhausted,
+            "the reply of \(service)/\(method) is \(bytes) bytes, more than the largest message the broker accepts "
+                + "(BROKER_MAX_MESSAGE_BYTES = \(limit)); ask for less at once (filters, paging) or raise the limit for the broker and \(service)",
+            details: .object(["bytes": .int(bytes), "limit": .int(limit), "setting": .string("BROKER_MAX_MESSAGE_BYTES")]))
     }
 
     private func replyError(for error: any Error, logger: Logger) -> BusError {
