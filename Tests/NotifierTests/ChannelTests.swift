@@ -140,6 +140,31 @@ struct ChannelTests {
         await receiver.stop()
     }
 
+    @Test("an endpoint that refuses every delivery (404, not retried) for days is disabled too, and the user told")
+    func webhookRefusingForDays() async throws {
+        let receiver = try await WebhookReceiver()
+        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_795_000_000))
+        let world = try await NotifierWorld.start(configuration: .fast, clock: clock)
+        try await world.addWebhook(receiver.url("/seq/404/gone"))
+        var sent = 0
+        while try await world.call(Notifier.channelsList, Empty()).channels.first?.status == .active, sent < 20 {
+            sent += 1
+            _ = try await world.call(Notifier.send, SendNotificationRequest(title: "Reminder \(sent)", body: ""))
+            try await eventually("delivery \(sent) failed") {
+                try await world.deliveries().filter { $0.state == .failed }.count == sent
+            }
+            clock.advance(by: 12 * 3600)
+        }
+        let channel = try #require(try await world.call(Notifier.channelsList, Empty()).channels.first)
+        #expect(channel.status == .disabled && channel.disabledReason?.contains("failing since") == true)
+        #expect(sent == 11, "the 11th refusal comes 5 days after the first")
+        #expect(try await receiver.received("/seq/404/gone").count == sent, "each delivery tried once")
+        let notice = try #require(try await world.inbox().first { $0.kind == .system })
+        #expect(notice.body.contains("404"))
+        await world.stop()
+        await receiver.stop()
+    }
+
     @Test("ntfy gets JSON with topic, title, priority, tags and click, with the access token")
     func ntfyPublish() async throws {
         let receiver = try await WebhookReceiver()

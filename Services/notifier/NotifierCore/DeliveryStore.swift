@@ -156,14 +156,10 @@ enum DeliveryStore {
                         WHERE id = ? AND state = 'sending'
                         """, arguments: [now + delay.wholeMilliseconds, status, error, now, id])
                 }
-                try db.execute(sql: "UPDATE channel SET failing_since = COALESCE(failing_since, ?) WHERE id = ?", arguments: [now, channel.id])
-                let since = try Int64.fetchOne(db, sql: "SELECT failing_since FROM channel WHERE id = ? AND status = 'active'", arguments: [channel.id])
-                if let since, now - since >= disableAfter.wholeMilliseconds {
-                    try disable(db, channel, reason: "failing since \(ISO8601.format(unixMilliseconds: since)): \(error)",
-                                since: since, lastError: error, now: now)
-                }
+                try countFailure(db, channel, error: error, now: now, disableAfter: disableAfter)
             case .failed(let status, let error):
                 try fail(db, id, status: status, error: error, now: now)
+                try countFailure(db, channel, error: error, now: now, disableAfter: disableAfter)
             case .disableChannel(let status, let error):
                 try fail(db, id, status: status, error: error, now: now)
                 let since = channel.failingSince ?? now
@@ -176,6 +172,18 @@ enum DeliveryStore {
                     """, arguments: ["the device token was removed: \(error)", now, channel.id])
                 try db.execute(sql: "DELETE FROM channel WHERE id = ?", arguments: [channel.id])
             }
+        }
+    }
+
+    /// Extends the channel's failing streak (a success ends it); a streak of `disableAfter` or
+    /// more disables the channel. Failures that are not retried (a 404, a 401) count too: an
+    /// endpoint that refuses everything for days is as dead as one that times out.
+    private static func countFailure(_ db: Database, _ channel: ChannelConfig, error: String, now: Int64, disableAfter: Duration) throws {
+        try db.execute(sql: "UPDATE channel SET failing_since = COALESCE(failing_since, ?) WHERE id = ?", arguments: [now, channel.id])
+        let since = try Int64.fetchOne(db, sql: "SELECT failing_since FROM channel WHERE id = ? AND status = 'active'", arguments: [channel.id])
+        if let since, now - since >= disableAfter.wholeMilliseconds {
+            try disable(db, channel, reason: "failing since \(ISO8601.format(unixMilliseconds: since)): \(error)",
+                        since: since, lastError: error, now: now)
         }
     }
 
