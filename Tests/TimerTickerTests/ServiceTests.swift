@@ -129,6 +129,9 @@ struct ServiceTests {
         wallClock.advance(by: 301)  // the time of day passes the end; the engine's monotonic deadline has not
         let refused = await world.failure(TimerTicker.pauseTimer, .init(id: timer.id))
         #expect(refused?.code == .failedPrecondition && refused?.message.contains("completed") == true)
+        // The refusal did not take the completion back: the timer reads completed at once.
+        #expect(try await world.call(TimerTicker.getTimer, .init(id: timer.id)).status == .completed)
+        #expect(try await replayAll(world.client).map(\.topic) == ["timer.created", "timer.completed"])
         let restarted = try await world.call(TimerTicker.restartTimer, .init(id: timer.id))
         #expect(restarted.run == 2 && restarted.status == .running)
         let events = try await replayAll(world.client)

@@ -72,6 +72,7 @@ struct TimerHandlers: Sendable {
 
     private func transition(_ action: TimerAction, _ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
         let user = try context.requireUser()
+        try await recordOverdueCompletion(id: request.id, user: user)
         return try await change(context) { db, nowMs in
             guard var row = try TimerRow.fetch(db, id: request.id, user: user) else { throw Self.notFound(request.id) }
             if row.status == .running, let endMs = row.endMs, endMs <= nowMs {
@@ -82,6 +83,21 @@ struct TimerHandlers: Sendable {
             }
             return try apply(action, to: row, db: db, nowMs: nowMs)
         }
+    }
+
+    /// Records the completion of a run that is over but not recorded yet (the engine fires a
+    /// moment later), in a transaction of its own: an action the status machine then refuses
+    /// (pausing what is now completed) must not roll the completion back. The action's own
+    /// transaction checks again, for a run that ends between the two.
+    private func recordOverdueCompletion(id: String, user: String) async throws {
+        let recorded = try await database.pool.write { [wallClock, recorder, sync] db -> Bool in
+            let nowMs = wallClock.now().unixMilliseconds
+            guard let row = try TimerRow.fetch(db, id: id, user: user), row.status == .running,
+                  let endMs = row.endMs, endMs <= nowMs else { return false }
+            sync.syncAfterCommit(db, try recorder.complete(db, row, firedMs: nowMs))
+            return true
+        }
+        if recorded { outbox.notifyCommitted() }
     }
 
     private func apply(_ action: TimerAction, to current: TimerRow, db: Database, nowMs: Int64) throws -> CountdownTimer {
