@@ -79,8 +79,8 @@ actor RawPeer {
     }
 
     /// Receives a reply and returns its header (and payload).
-    func reply() -> (header: ReplyHeader, payload: Data, frames: [Data])? {
-        guard let frames = receive(), frames.count >= 5, let header = try? ReplyHeader.decode(frames[3]) else { return nil }
+    func reply(timeoutMs: Int32? = nil) -> (header: ReplyHeader, payload: Data, frames: [Data])? {
+        guard let frames = receive(timeoutMs: timeoutMs), frames.count >= 5, let header = try? ReplyHeader.decode(frames[3]) else { return nil }
         return (header, frames[4], frames)
     }
 

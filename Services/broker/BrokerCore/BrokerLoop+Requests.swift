@@ -213,13 +213,14 @@ extension BrokerLoop {
 
     private func handleReply(worker: WorkerRecord, frames: [ZMQFrame]) {
         // [worker, empty, MDPW01, 0x03, client, empty, header, payload, attachment?]
+        // A worker whose reply cannot be matched to a request breaks the protocol: forgetting the
+        // reply would leave its caller waiting and its credit held, so the worker goes, and the
+        // requests it holds are answered "worker lost".
         guard frames.count == 8 || frames.count == 9, frames[5].count == 0 else {
-            reportMalformed("REPLY must be: client, empty, header, payload[, attachment]", frames: frames.count)
-            return
+            return rejectReply(worker, "a malformed REPLY (it must be: client, empty, header, payload[, attachment])")
         }
         guard let header = try? ReplyHeader.decode(frames[6].data) else {
-            reportMalformed("REPLY header is not a JSON object with id and code", frames: frames.count)
-            return
+            return rejectReply(worker, "a REPLY whose header is not a JSON object with id and code")
         }
         let client = frames[4].data
         guard let request = worker.inFlight.removeValue(forKey: RequestKey(client: client, id: header.id)) else {
@@ -238,6 +239,11 @@ extension BrokerLoop {
                 replyBytes: replyBytes, user: request.user, fromBroker: false))
         }
         dispatch(service)
+    }
+
+    private func rejectReply(_ worker: WorkerRecord, _ what: String) {
+        removeWorker(worker, reason: "it sent \(what)")
+        disconnect(worker.identity, reason: "it sent \(what)")
     }
 
     func disconnect(_ identity: Data, reason: String) {
