@@ -100,12 +100,15 @@ public final class ServiceHost: Service, Sendable {
     public func run() async throws {
         let workerID = bus.nextEndpointID()
         let inFlight = InFlightCounter()
+        let slots = HandlerSlots(count: credit)
         // Each request runs as its own task, started right from the I/O thread: one hand-over
         // instead of two through a stream and a consumer loop.
         try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
             inFlight.begin()
             Task {
+                await slots.acquire()
                 await serve(request, workerID: workerID)
+                slots.release()
                 inFlight.end()
             }
         }

@@ -28,6 +28,30 @@ struct ResilienceTests {
         await second.stop()
     }
 
+    @Test("a host runs at most its credit of handlers also across a broker restart, when the new broker grants the credit again")
+    func creditAcrossRestart() async throws {
+        let (first, endpoints) = try await startBroker()
+        let world = try await EchoWorld.start(broker: first, endpoints: endpoints, credit: 2)
+        let client = world.client
+        let before = (0..<2).map { n in
+            Task { try? await client.call(Echo.echo, EchoRequest(text: "old \(n)", delayMs: 3000), options: CallOptions(timeout: .seconds(1))) }
+        }
+        try await eventually("two handlers run") { world.gauge.total == 2 }
+        await first.stop()
+        let (second, _) = try await startBroker(rpc: endpoints.rpc, pub: endpoints.pub, sub: endpoints.sub)
+        try await world.waitForService("echo")
+        // The new broker hands over two more at once; they wait for the old two to finish.
+        let after = (0..<2).map { n in
+            Task { try await client.call(Echo.echo, EchoRequest(text: "new \(n)", delayMs: 200), options: CallOptions(timeout: .seconds(15))) }
+        }
+        for task in after { #expect(try await task.value.text.hasPrefix("new")) }
+        for task in before { _ = await task.value }
+        #expect(world.gauge.total == 4)
+        #expect(world.gauge.maximum == 2, "never more handlers at once than the credit")
+        await world.stop()
+        await second.stop()
+    }
+
     @Test("on graceful shutdown a host refuses new requests, finishes those in flight, then leaves")
     func gracefulDrain() async throws {
         let (broker, endpoints) = try await startBroker()
