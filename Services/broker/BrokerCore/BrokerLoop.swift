@@ -61,6 +61,8 @@ final class BrokerLoop {
             let xpub = try ZMQSocket(context: context, type: .xpub)
             opened.append(xpub)
             try xpub.set(.sendHighWaterMark, configuration.highWaterMark)
+            // What comes in here is subscriptions: no subscriber may send more than the limit either.
+            try xpub.setMaxMessageSize(configuration.maxMessageBytes)
             try xpub.set(.xpubVerboser, 1)
             try xpub.bind(configuration.subBind)
 
