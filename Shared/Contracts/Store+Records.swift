@@ -452,6 +452,8 @@ public enum StoreLimits {
     /// Per `materials.put`.
     public static let chunksPerPut = 20_000
     public static let flashcardsPerPut = 5_000
+    /// Tasks and sessions together, per `materials.put`.
+    public static let calendarEntriesPerPut = 500
     /// Failure reasons are cut to this length rather than refused.
     public static let failureReasonLength = 2_000
     /// Page sizes: lists default to 50 and take at most 500.

@@ -257,12 +257,21 @@ public struct MaterialPut: Codable, Sendable, Equatable {
     /// …or in a new set of this name (topic: the material's title).
     public var newSetName: String?
     public var replace: Bool?
+    /// Tasks taken from the material (a calendar's to-dos), written in the same transaction.
+    /// `materialId` defaults to this material and `subjectId` to its subject; a task whose `id`
+    /// the user already has is left as it is. At most 500 with `sessions`.
+    public var tasks: [StudyTaskCreate]?
+    /// Study sessions taken from the material (a calendar's events), likewise.
+    public var sessions: [StudySessionCreate]?
     public init(
         materialId: String? = nil, title: String? = nil, subjectId: String? = nil, sourceKind: MaterialSourceKind? = nil,
         fileName: String? = nil, mimeType: String? = nil, summary: String? = nil, keywords: [String]? = nil,
         sourceDocument: SourceDocumentInput, chunks: [ChunkInput], flashcards: [GeneratedFlashcard] = [],
-        setId: String? = nil, newSetName: String? = nil, replace: Bool? = nil
+        setId: String? = nil, newSetName: String? = nil, replace: Bool? = nil,
+        tasks: [StudyTaskCreate]? = nil, sessions: [StudySessionCreate]? = nil
     ) {
+        self.tasks = tasks
+        self.sessions = sessions
         self.materialId = materialId
         self.title = title
         self.subjectId = subjectId
@@ -344,7 +353,15 @@ public struct MaterialPutResult: Codable, Sendable, Equatable {
     public var flashcardIds: [String]
     /// The set the cards went to, if any.
     public var setId: String?
-    public init(material: Material, sourceDocument: SourceDocument, chunkIds: [String], flashcardIds: [String], setId: String?) {
+    /// The ids of the request's tasks and sessions, in request order (also those that existed).
+    public var taskIds: [String]?
+    public var sessionIds: [String]?
+    public init(
+        material: Material, sourceDocument: SourceDocument, chunkIds: [String], flashcardIds: [String], setId: String?,
+        taskIds: [String]? = nil, sessionIds: [String]? = nil
+    ) {
+        self.taskIds = taskIds
+        self.sessionIds = sessionIds
         self.material = material
         self.sourceDocument = sourceDocument
         self.chunkIds = chunkIds

@@ -20,7 +20,7 @@ struct BrokerWorkerRulesTests {
 
     @Test("a worker that stays connected but stops heartbeating expires; its request is answered worker lost; one that heartbeats stays")
     func silentWorkerExpires() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 500)
+        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000)
         let silent = try await RawPeer.connect(endpoints.rpc)
         let live = try await RawPeer.connect(endpoints.rpc)
         try await silent.ready("quiet", credit: 1)
@@ -30,17 +30,16 @@ struct BrokerWorkerRulesTests {
         try await client.request("quiet", "m", id: "held", deadlineMs: nowMs() + 10_000)
         #expect(await silent.nextRequest()?.header.id == "held")
 
-        // Three intervals of silence (1.5 s) and the broker gives up on the worker; the other,
-        // beating every 100 ms, stays however slow the machine.
-        let started = ContinuousClock.now
-        for _ in 0..<25 {
+        // Three intervals of silence (3 s) and the broker gives up on the worker; the other,
+        // beating every 100 ms, stays however slow the machine. The request's own deadline is
+        // 10 s away: an answer "worker lost" (not DEADLINE_EXCEEDED) means the worker expired.
+        for _ in 0..<40 {
             try await live.heartbeat()
             try await Task.sleep(for: .milliseconds(100))
         }
         let reply = try #require(await client.reply())
         #expect(reply.header.id == "held" && reply.header.code == .unavailable)
         #expect(reply.header.message?.contains("worker lost") == true)
-        #expect(ContinuousClock.now - started < .seconds(5))
         let services = try await brokerServices(endpoints)
         #expect(services.first { $0.name == "quiet" }?.workers ?? 0 == 0)
         #expect(services.first { $0.name == "chatty" }?.workers == 1)

@@ -184,25 +184,6 @@ struct FormatEndToEndTests {
         }
     }
 
-    @Test("ICS: writing a calendar's entries again (a retry) finds those made before instead of making them twice")
-    func calendarEntriesAreWrittenOnce() async throws {
-        try await withIngest { world in
-            let upload = try await world.client.call(
-                Store.uploadMaterial, MaterialUpload(title: "Term", sourceKind: .txt, fileName: "calendar.ics"),
-                options: CallOptions(user: "alice", attachment: try Fixture.data("calendar.ics")))
-            let document = try CalendarExtractor.extract(String(decoding: try Fixture.data("calendar.ics"), as: UTF8.self), fileName: "calendar.ics")
-            let job = IngestJob(
-                id: "job-1", material: upload.material, format: .ics, file: Data(), fileName: "calendar.ics", generateFlashcards: false,
-                maxFlashcards: 1, titleFromDocument: false, deadline: .now + .seconds(30), wallDeadline: Date() + 30, meta: [:])
-            let writes = StoreWrites(bus: world.client)
-            let first = try await writes.createCalendarEntries(document.calendar, job: job)
-            let second = try await writes.createCalendarEntries(document.calendar, job: job)
-            #expect(first.tasks == second.tasks && first.sessions == second.sessions)
-            #expect(try await world.store(Store.listTasks, StudyTaskList()).items.count == 2)
-            #expect(try await world.store(Store.listSessions, StudySessionList()).items.count == 1)
-        }
-    }
-
     @Test("EML: the subject is the title, the plain-text alternative the body; a PDF and a calendar attachment are read, an unknown one left out")
     func email() async throws {
         try await withIngest { world in

@@ -126,6 +126,44 @@ struct IngestTests {
         await world.stop()
     }
 
+    @Test("materials.put writes a calendar's tasks and sessions in its transaction: rolled back with it, and kept once across a replace")
+    func putCalendarEntries() async throws {
+        let world = try await StoreWorld.start()
+        let upload = try await world.call(Store.uploadMaterial, MaterialUpload(title: "Term", sourceKind: .text), attachment: Data("x".utf8))
+        var put = samplePut(materialId: upload.material.id, cards: 0)
+        put.tasks = [StudyTaskCreate(id: "ics-exam", title: "Biology exam", dueAt: Date(timeIntervalSince1970: 1_795_000_000))]
+        put.sessions = [StudySessionCreate(id: "ics-seminar", startedAt: Date(timeIntervalSince1970: 1_794_900_000))]
+        func calendarCounts() async throws -> [Int] {
+            try await world.sql { db in
+                try ["task", "study_session"].map { try Int.fetchOne(db, sql: "SELECT count(*) FROM \($0)") ?? -1 }
+            }
+        }
+
+        // A put that fails after the calendar rows would be written leaves none of them.
+        try await world.sql { db in
+            try db.execute(sql: """
+                CREATE TEMP TRIGGER fail_event BEFORE INSERT ON bus_outbox WHEN new.topic = 'material.ingested'
+                BEGIN SELECT RAISE(ABORT, 'injected failure'); END
+                """)
+        }
+        #expect(await world.failure(Store.putMaterial, put, attachment: nil)?.code == .internal)
+        #expect(try await calendarCounts() == [0, 0])
+        try await world.sql { db in try db.execute(sql: "DROP TRIGGER fail_event") }
+
+        let stored = try await world.call(Store.putMaterial, put)
+        #expect(stored.taskIds == ["ics-exam"] && stored.sessionIds == ["ics-seminar"])
+        let task = try await world.call(Store.getTask, RecordID(id: "ics-exam"))
+        #expect(task.materialId == upload.material.id && task.title == "Biology exam")
+        put.replace = true
+        #expect(try await world.call(Store.putMaterial, put).taskIds == ["ics-exam"])
+        #expect(try await calendarCounts() == [1, 1])
+
+        put.tasks = (0...500).map { StudyTaskCreate(id: "t\($0)", title: "Task \($0)") }
+        let tooMany = await world.failure(Store.putMaterial, put, attachment: nil)
+        #expect(tooMany == .invalidArgument("fields 'tasks' and 'sessions' have 502 entries; materials.put takes at most 500"))
+        await world.stop()
+    }
+
     @Test("materials.put validates every part before writing, naming the field")
     func putValidation() async throws {
         let world = try await StoreWorld.start()

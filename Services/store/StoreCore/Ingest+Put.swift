@@ -9,6 +9,11 @@ extension Ingest {
     /// (created or marked ready), its source document, chunks, cards, maybe a set, and the
     /// events, ending with `material.ingested`. Everything is checked before anything is written.
     static func put(_ request: MaterialPut, _ changes: Changes) throws -> MaterialPutResult {
+        let calendarEntries = (request.tasks?.count ?? 0) + (request.sessions?.count ?? 0)
+        guard calendarEntries <= StoreLimits.calendarEntriesPerPut else {
+            throw BusError.invalidArgument(
+                "fields 'tasks' and 'sessions' have \(calendarEntries) entries; materials.put takes at most \(StoreLimits.calendarEntriesPerPut)")
+        }
         let chunkLengths = try checkChunks(request.chunks)
         try checkCards(request.flashcards, ordinals: Set(request.chunks.map(\.ordinal)))
         let materialID = try request.materialId.map { id throws(BusError) in
@@ -77,10 +82,42 @@ extension Ingest {
             cardIDs.append(stored.id)
         }
 
+        let (taskIDs, sessionIDs) = try calendar(request, material: material, changes)
+
         try Outbox.append(changes.db, Store.materialIngested, MaterialIngested(
             material: material, sourceDocumentId: document.id, chunkCount: chunkIDs.count, flashcardIds: cardIDs, setId: set?.id),
             user: changes.user)
-        return MaterialPutResult(material: material, sourceDocument: document, chunkIds: chunkIDs, flashcardIds: cardIDs, setId: set?.id)
+        return MaterialPutResult(
+            material: material, sourceDocument: document, chunkIds: chunkIDs, flashcardIds: cardIDs, setId: set?.id,
+            taskIds: request.tasks == nil ? nil : taskIDs, sessionIds: request.sessions == nil ? nil : sessionIDs)
+    }
+
+    /// The material's tasks and sessions; one the user already has (an earlier put of the same
+    /// file) stays as it is.
+    private static func calendar(_ request: MaterialPut, material: Material, _ changes: Changes) throws -> (tasks: [String], sessions: [String]) {
+        var taskIDs: [String] = [], sessionIDs: [String] = []
+        for var task in request.tasks ?? [] {
+            task.materialId = task.materialId ?? material.id
+            task.subjectId = task.subjectId ?? material.subjectId
+            if let id = task.id, try changes.find(StudyTask.self, try Validate.idOrNew(id)) != nil {
+                taskIDs.append(id)
+                continue
+            }
+            let record = try StudyTaskRecords.make(task, changes)
+            try changes.insert(record)
+            taskIDs.append(record.id)
+        }
+        for var session in request.sessions ?? [] {
+            session.subjectId = session.subjectId ?? material.subjectId
+            if let id = session.id, try changes.find(StudySession.self, try Validate.idOrNew(id)) != nil {
+                sessionIDs.append(id)
+                continue
+            }
+            let record = try StudySessionRecords.make(session, changes)
+            try changes.insert(record)
+            sessionIDs.append(record.id)
+        }
+        return (taskIDs, sessionIDs)
     }
 
     /// Checks the chunks; returns each one's length in characters.

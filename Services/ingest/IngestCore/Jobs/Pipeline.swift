@@ -49,7 +49,6 @@ struct Pipeline: Sendable {
         try checkCancellation()
 
         stages.enter(.saving)
-        let (tasks, sessions) = try await writes.createCalendarEntries(document.calendar, job: job)
         let request = putRequest(job, document: document, chunks: chunks, enrichment: enrichment)
         try checkCancellation()
         let stored = try await writes.put(request, job: job)
@@ -57,7 +56,7 @@ struct Pipeline: Sendable {
         if logger.logLevel <= .debug { logger.debug("job stages", metadata: stages.metadata) }
         return IngestResult(material: stored.material, outcome: IngestOutcome(
             format: job.format, sourceDocumentId: stored.sourceDocument.id, chunkCount: stored.chunkIds.count,
-            flashcardIds: stored.flashcardIds, setId: stored.setId, taskIds: tasks, sessionIds: sessions))
+            flashcardIds: stored.flashcardIds, setId: stored.setId, taskIds: stored.taskIds ?? [], sessionIds: stored.sessionIds ?? []))
     }
 
     /// Marks the job's material failed with `error`'s message (publishing `ingest.failed` from
@@ -99,7 +98,27 @@ struct Pipeline: Sendable {
                 ChunkInput(ordinal: chunk.ordinal, text: chunk.text, pageNumber: chunk.page, startSeconds: chunk.startSeconds,
                            endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset)
             },
-            flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title)
+            flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title,
+            tasks: calendarTasks(document.calendar, job: job), sessions: calendarSessions(document.calendar, job: job))
+    }
+
+    /// A calendar's to-dos as tasks. Their ids come from the material and the entry's UID, so an
+    /// `ingest.retry` of the material finds them instead of adding them again.
+    private func calendarTasks(_ items: [CalendarItem], job: IngestJob) -> [StudyTaskCreate]? {
+        let tasks = items.compactMap { item -> StudyTaskCreate? in
+            guard case .task(let due, let isDone) = item.kind else { return nil }
+            return StudyTaskCreate(id: StoreWrites.entryID(material: job.material.id, key: item.key), title: item.title, dueAt: due, isDone: isDone)
+        }
+        return tasks.isEmpty ? nil : tasks
+    }
+
+    /// A calendar's events as study sessions, with ids as for tasks.
+    private func calendarSessions(_ items: [CalendarItem], job: IngestJob) -> [StudySessionCreate]? {
+        let sessions = items.compactMap { item -> StudySessionCreate? in
+            guard case .session(let start, let end) = item.kind else { return nil }
+            return StudySessionCreate(id: StoreWrites.entryID(material: job.material.id, key: item.key), startedAt: start, endedAt: end)
+        }
+        return sessions.isEmpty ? nil : sessions
     }
 
     /// Transcription through ai-gateway for this job's user and time.

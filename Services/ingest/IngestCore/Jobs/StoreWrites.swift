@@ -3,33 +3,11 @@ import Contracts
 import Crypto
 import Foundation
 
-/// The job's writes to the store: calendar entries as tasks and sessions, then everything else
-/// in one `materials.put`. Each write can be repeated safely — a retry after a lost reply, or
+/// The job's writes to the store: everything in one `materials.put` (calendar entries as tasks
+/// and sessions included). Each write can be repeated safely — a retry after a lost reply, or
 /// `ingest.retry` after a failure — so calls that find the store unavailable are tried again.
 struct StoreWrites: Sendable {
     let bus: Bus
-
-    /// Creates the tasks and study sessions of a calendar. Their ids come from the material and
-    /// the entry's UID, so a second attempt finds them (ALREADY_EXISTS) instead of duplicating them.
-    func createCalendarEntries(_ items: [CalendarItem], job: IngestJob) async throws(BusError) -> (tasks: [String], sessions: [String]) {
-        var tasks: [String] = [], sessions: [String] = []
-        for item in items {
-            let id = Self.entryID(material: job.material.id, key: item.key)
-            do throws(BusError) {
-                switch item.kind {
-                case .task(let due, let isDone):
-                    _ = try await call(Store.createTask, StudyTaskCreate(
-                        id: id, title: item.title, dueAt: due, isDone: isDone, subjectId: job.material.subjectId, materialId: job.material.id), job: job)
-                case .session(let start, let end):
-                    _ = try await call(Store.createSession, StudySessionCreate(id: id, subjectId: job.material.subjectId, startedAt: start, endedAt: end), job: job)
-                }
-            } catch where error.code == .alreadyExists {
-                // Made by an earlier attempt.
-            }
-            if case .task = item.kind { tasks.append(id) } else { sessions.append(id) }
-        }
-        return (tasks, sessions)
-    }
 
     /// `materials.put` under the job's idempotency key.
     func put(_ request: MaterialPut, job: IngestJob) async throws(BusError) -> MaterialPutResult {
