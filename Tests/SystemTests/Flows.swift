@@ -177,6 +177,29 @@ enum Flows {
         }
         let left = try await system.call(Store.listFlashcards, FlashcardList(), user: user)
         #expect(left.items.map(\.id) == [keptCard])
+        try await deleteMaterial(system, keptCard: keptCard, user: user)
+    }
+
+    /// Deleting a material made by ingest removes its chunks and cards in store and their review
+    /// state in scheduler; its set stays (emptied), and the user's other cards are untouched.
+    static func deleteMaterial(_ system: DevSystem, keptCard: String, user: String) async throws {
+        let result = try await submit(system, StudyText.photosynthesis, fileName: "to-delete.md", user: user)
+        let cards = try #require(result.outcome?.flashcardIds)
+        #expect(!cards.isEmpty)
+        try await eventually("scheduler has the material's cards") {
+            let due = Set(try await system.call(Scheduler.dueCards, DueRequest(limit: 100), user: user).cards.map(\.cardId))
+            return due == Set(cards + [keptCard])
+        }
+        _ = try await system.call(Store.deleteMaterial, RecordID(id: result.materialId), user: user)
+        try await eventually("scheduler dropped the material's cards") {
+            try await system.call(Scheduler.dueCards, DueRequest(limit: 100), user: user).cards.map(\.cardId) == [keptCard]
+        }
+        #expect(try await system.call(Store.listChunks, ChunkList(limit: 100, materialId: result.materialId), user: user).items.isEmpty)
+        #expect(try await system.call(Store.listFlashcards, FlashcardList(), user: user).items.map(\.id) == [keptCard])
+        if let setId = result.outcome?.setId {
+            let set = try await system.call(Store.getSet, RecordID(id: setId), user: user)
+            #expect(set.materialId == nil, "the set is kept, no longer linked to the deleted material")
+        }
     }
 }
 
