@@ -72,6 +72,55 @@ struct BusCtlEndToEndTests {
         await world.stop()
     }
 
+    @Test("tail prints one readable line per event, and --headers-only leaves the payload out")
+    func tailPlainLines() async throws {
+        let world = try await EchoWorld.start()
+        let publisher = world.serviceBus
+        let publish: @Sendable () async throws -> Void = {
+            while !Task.isCancelled {
+                try publisher.publish(Echo.echoed, EchoReply(text: "payload-text"), user: "u1")
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        let full = try await busctl(["tail", "echo.>", "--count", "1"], world.endpoints, whileRunning: publish)
+        #expect(full.status == 0)
+        let line = full.out.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(line.contains("echo.echoed echo[") && line.contains(" seq=") && line.contains(" user=u1"))
+        #expect(line.contains(#""text":"payload-text""#))
+        #expect(line.firstMatch(of: #/^[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3} /#) != nil, "starts with the event's time: \(line)")
+
+        let headers = try await busctl(["tail", "echo.>", "--count", "1", "--headers-only"], world.endpoints, whileRunning: publish)
+        #expect(headers.status == 0)
+        #expect(headers.out.contains("echo.echoed") && !headers.out.contains("payload-text"))
+        let json = try await busctl(["tail", "echo.>", "--count", "1", "--headers-only", "--json"], world.endpoints, whileRunning: publish)
+        let object = try JSONValue.parse(json.out.trimmingCharacters(in: .whitespacesAndNewlines))
+        #expect(object["header"]?["user"] == .string("u1") && object["payload"] == nil)
+        await world.stop()
+    }
+
+    @Test("endpoints come from BUS_RPC, BUS_PUB and BUS_SUB; --timeout bounds a call; --help explains every command")
+    func environmentTimeoutAndHelp() async throws {
+        let world = try await EchoWorld.start()
+        let viaEnvironment = try await busctl(["call", "echo", "echo", #"{"text":"env"}"#, "--compact"], world.endpoints, endpointsFromEnvironment: true)
+        #expect(viaEnvironment.status == 0 && viaEnvironment.out.contains(#""text":"env""#))
+
+        let started = ContinuousClock.now
+        let slow = try await busctl(["call", "echo", "echo", #"{"text":"slow","delayMs":5000}"#, "--timeout", "0.5"], world.endpoints)
+        #expect(slow.status == Int32(StatusCode.deadlineExceeded.rawValue))
+        #expect(slow.err.contains("DEADLINE_EXCEEDED"))
+        #expect(ContinuousClock.now - started < .seconds(4.5), "it gave up at its timeout, not when the handler finished")
+
+        let help = try await busctl(["--help"], world.endpoints)
+        for command in ["call", "tail", "services", "health", "describe", "backup"] {
+            #expect(help.out.contains(command), "--help lists \(command)")
+        }
+        for command in ["call", "tail", "services", "health", "describe", "backup"] {
+            let sub = try await busctl([command, "--help"], world.endpoints)
+            #expect(sub.status == 0 && sub.out.contains("USAGE"), "\(command) --help")
+        }
+        await world.stop()
+    }
+
     @Test("tail --rpc prints each finished call")
     func tailCalls() async throws {
         let world = try await EchoWorld.start()

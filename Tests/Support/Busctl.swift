@@ -3,16 +3,23 @@ import Foundation
 import Glibc
 
 /// Runs the built `busctl` against `endpoints` (killed after `timeout`); returns its exit status,
-/// standard output and standard error. `whileRunning` runs alongside until it exits.
+/// standard output and standard error. `whileRunning` runs alongside until it exits. The
+/// endpoints go as `--bus-*` flags, or with `endpointsFromEnvironment` as `BUS_RPC`, `BUS_PUB`
+/// and `BUS_SUB`.
 public func busctl(
-    _ arguments: [String], _ endpoints: Broker.Endpoints, timeout: Duration = .seconds(20),
+    _ arguments: [String], _ endpoints: Broker.Endpoints, timeout: Duration = .seconds(20), endpointsFromEnvironment: Bool = false,
     whileRunning: (@Sendable () async throws -> Void)? = nil
 ) async throws -> (status: Int32, out: String, err: String) {
     let errorLog = FileManager.default.temporaryDirectory.appending(path: "busctl-\(UUID().uuidString).err").path
+    var environment = ["NO_COLOR": "1"]
+    var flags = ["--bus-rpc", endpoints.rpc, "--bus-pub", endpoints.pub, "--bus-sub", endpoints.sub]
+    if endpointsFromEnvironment {
+        environment.merge(["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub]) { $1 }
+        flags = []
+    }
     let process = try ChildProcess(
         executable: builtProductsDirectory.appending(path: "busctl").path,
-        arguments: arguments + ["--bus-rpc", endpoints.rpc, "--bus-pub", endpoints.pub, "--bus-sub", endpoints.sub],
-        environment: ["NO_COLOR": "1"], captureOutput: true, logFile: errorLog)
+        arguments: arguments + flags, environment: environment, captureOutput: true, logFile: errorLog)
     let side = Task { try await whileRunning?() }
     let status = await process.waitForExit(timeout: timeout) ?? { process.send(SIGKILL); return -1 }()
     side.cancel()
