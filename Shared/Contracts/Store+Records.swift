@@ -164,14 +164,17 @@ public struct NoteChunk: Codable, Sendable, Equatable {
     /// exclusive).
     public var startOffset: Int
     public var endOffset: Int
+    /// The title of the section the text is in (a heading of the document), if any.
+    public var section: String?
     public var createdAt: Date
     public var updatedAt: Date
 
     public init(
         id: String, userId: String, materialId: String, sourceDocumentId: String, ordinal: Int, text: String,
         pageNumber: Int? = nil, startSeconds: Double? = nil, endSeconds: Double? = nil, startOffset: Int, endOffset: Int,
-        createdAt: Date, updatedAt: Date
+        section: String? = nil, createdAt: Date, updatedAt: Date
     ) {
+        self.section = section
         self.id = id
         self.userId = userId
         self.materialId = materialId

@@ -316,7 +316,13 @@ public struct ChunkInput: Codable, Sendable, Equatable {
     /// Default: right after the previous chunk (by ordinal) / the text's length.
     public var startOffset: Int?
     public var endOffset: Int?
-    public init(ordinal: Int, text: String, pageNumber: Int? = nil, startSeconds: Double? = nil, endSeconds: Double? = nil, startOffset: Int? = nil, endOffset: Int? = nil) {
+    /// The title of the section the text is in (a Markdown or HTML heading), if any.
+    public var section: String?
+    public init(
+        ordinal: Int, text: String, pageNumber: Int? = nil, startSeconds: Double? = nil, endSeconds: Double? = nil,
+        startOffset: Int? = nil, endOffset: Int? = nil, section: String? = nil
+    ) {
+        self.section = section
         self.ordinal = ordinal
         self.text = text
         self.pageNumber = pageNumber

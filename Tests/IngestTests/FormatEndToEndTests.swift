@@ -24,12 +24,28 @@ struct FormatEndToEndTests {
             #expect(chunks.contains { $0.text.hasPrefix("Chloroplasts\n\n") && $0.text.contains("# not a heading: code") })
             #expect(!chunks.contains { $0.text.contains("author: Test Author") })
             #expect(chunks.allSatisfy { !$0.text.contains("](https://") && !$0.text.contains("**") })
+            #expect(chunks.first { $0.text.hasPrefix("Mitochondria") }?.section == "Mitochondria")
+            #expect(chunks.first { $0.text.hasPrefix("Chloroplasts") }?.section == "Chloroplasts")
             let cards = try await world.flashcards(result.materialId)
             #expect(!cards.isEmpty && cards.count <= 5)
             #expect(cards.allSatisfy { card in chunks.contains { $0.id == card.chunkId } })
             #expect(cards.allSatisfy { $0.setId == result.outcome?.setId })
             let ingested = try await world.storeEvents(Store.materialIngested)
             #expect(ingested.map(\.material.id) == [result.materialId])
+        }
+    }
+
+    @Test("Markdown: every chunk of a long section carries the section's title, not only the first")
+    func longSection() async throws {
+        try await withIngest { world in
+            let paragraph = "The Krebs cycle oxidises acetyl groups and passes electrons on to NADH and FADH2. "
+            let markdown = "# Respiration\n\n## The Krebs cycle\n\n" + (1...12).map { "Paragraph \($0). " + String(repeating: paragraph, count: 4) }.joined(separator: "\n\n")
+            let result = try await world.submit(data: Data(markdown.utf8), IngestSubmit(fileName: "krebs.md", options: IngestOptions(generateFlashcards: false)))
+            let chunks = try await world.chunks(result.materialId)
+            let inSection = chunks.filter { $0.text.contains("Paragraph") }
+            #expect(inSection.count >= 3, "the section is long enough for several chunks")
+            #expect(inSection.allSatisfy { $0.section == "The Krebs cycle" })
+            #expect(inSection.filter { $0.text.contains("The Krebs cycle\n") }.count == 1, "the heading's line is in the first only")
         }
     }
 

@@ -36,7 +36,8 @@ struct MigrationTests {
         }
         let world = try await StoreWorld.start(directory: directory)
         let applied = try await world.sql { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        #expect(applied.contains("store.v2.search") && applied.contains("store.v3.sync"))
+        #expect(applied.contains("store.v2.search") && applied.contains("store.v3.sync") && applied.contains("store.v4.chunk-sections"))
+        #expect(try await world.call(Store.getChunk, RecordID(id: "k1")).section == nil, "an old chunk has no section")
 
         let material = try await world.call(Store.getMaterial, RecordID(id: "m1"))
         #expect(material.keywords == [] && !material.isArchived && !material.isPriority && material.sizeBytes == 0 && material.createdAt == StoreWorld.start)

@@ -47,8 +47,8 @@ extension Ingest {
 
         let insertChunk = try changes.db.cachedStatement(sql: """
             INSERT INTO chunk (id, user_id, material_id, source_document_id, ordinal, text, page_number, start_seconds,
-                               end_seconds, start_offset, end_offset, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               end_seconds, start_offset, end_offset, section, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         let now = changes.now.unixMillisecondsRounded
         var chunkIDs: [String] = []
@@ -64,7 +64,7 @@ extension Ingest {
             let id = Validate.newID()
             try insertChunk.execute(arguments: [
                 id, changes.user, material.id, document.id, chunk.ordinal, chunk.text, chunk.pageNumber, chunk.startSeconds,
-                chunk.endSeconds, start, end, now, now,
+                chunk.endSeconds, start, end, chunk.section, now, now,
             ])
             chunkIDs.append(id)
             chunkIDByOrdinal[chunk.ordinal] = id

@@ -9,10 +9,10 @@ import Storage
 /// - `store.v3.sync`: per-row device, the change log and tombstones for `sync.push`/`sync.pull`.
 public enum StoreSchema {
     /// Every migration, in order.
-    public static var migrator: DatabaseMigrator { migrator(through: .sync) }
+    public static var migrator: DatabaseMigrator { migrator(through: .chunkSections) }
 
     /// The named stages of the schema, for tests that start from an old one.
-    public enum Stage: Int, Sendable { case content = 1, search, sync }
+    public enum Stage: Int, Sendable { case content = 1, search, sync, chunkSections }
 
     /// The migrations up to and including `stage`.
     public static func migrator(through stage: Stage) -> DatabaseMigrator {
@@ -25,6 +25,9 @@ public enum StoreSchema {
         }
         if stage.rawValue >= Stage.sync.rawValue {
             migrator.registerMigration("store.v3.sync") { db in try db.execute(sql: syncTables) }
+        }
+        if stage.rawValue >= Stage.chunkSections.rawValue {
+            migrator.registerMigration("store.v4.chunk-sections") { db in try db.execute(sql: "ALTER TABLE chunk ADD COLUMN section TEXT") }
         }
         return migrator
     }

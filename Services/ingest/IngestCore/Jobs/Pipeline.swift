@@ -96,7 +96,8 @@ struct Pipeline: Sendable {
                 durationSeconds: document.durationSeconds, language: document.language),
             chunks: chunks.map { chunk in
                 ChunkInput(ordinal: chunk.ordinal, text: chunk.text, pageNumber: chunk.page, startSeconds: chunk.startSeconds,
-                           endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset)
+                           endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset,
+                           section: chunk.section.map { String($0.prefix(StoreLimits.titleLength)) })
             },
             flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title,
             tasks: calendarTasks(document.calendar, job: job), sessions: calendarSessions(document.calendar, job: job))

@@ -60,7 +60,7 @@ enum ChunkRecords: RecordKind {
             ordinal: input.ordinal, text: input.text, pageNumber: input.pageNumber, startSeconds: input.startSeconds,
             endSeconds: input.endSeconds, startOffset: start,
             endOffset: try Validate.integer(input.endOffset, field: "chunk.endOffset", in: start...Int.max) ?? start + length,
-            createdAt: changes.now, updatedAt: changes.now)
+            section: input.section, createdAt: changes.now, updatedAt: changes.now)
     }
 
     static func apply(_ request: ChunkUpdate, to record: NoteChunk, _ changes: Changes) throws -> NoteChunk {
@@ -103,6 +103,7 @@ enum ChunkRecords: RecordKind {
         if let end = try Validate.seconds(input.endSeconds, field: "\(field).endSeconds"), let start, end < start {
             throw .invalidArgument("field '\(field).endSeconds' must not be before startSeconds")
         }
+        if let section = input.section { try Validate.length(section, field: "\(field).section", maximum: StoreLimits.titleLength) }
         return input.text.unicodeScalars.count
     }
 
