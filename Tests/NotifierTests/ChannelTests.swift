@@ -186,6 +186,28 @@ struct ChannelTests {
         await receiver.stop()
     }
 
+    @Test("ntfy: a 503 is retried, a 410 fails the delivery but keeps the channel (ntfy's 410 is no request to stop)")
+    func ntfyRetries() async throws {
+        let receiver = try await WebhookReceiver()
+        let world = try await NotifierWorld.start()
+        let retried = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .ntfy, url: receiver.url("/seq/503,200/alerts")))
+        let refused = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .ntfy, url: receiver.url("/seq/410/gone")))
+        _ = try await world.call(Notifier.send, SendNotificationRequest(title: "Cards ready", body: "12 new cards"))
+        try await eventually("both deliveries settled") {
+            let deliveries = try await world.deliveries()
+            return deliveries.count == 2 && deliveries.allSatisfy { $0.state == .sent || $0.state == .failed }
+        }
+        let deliveries = try await world.deliveries()
+        let first = try #require(deliveries.first { $0.channelId == retried.id })
+        #expect(first.state == .sent && first.attempts == 2)
+        let second = try #require(deliveries.first { $0.channelId == refused.id })
+        #expect(second.state == .failed && second.attempts == 1 && second.lastStatus == 410)
+        #expect(try await world.call(Notifier.channelsList, Empty()).channels.allSatisfy { $0.status == .active })
+        #expect(try await receiver.received("/seq/503,200").count == 2)
+        await world.stop()
+        await receiver.stop()
+    }
+
     @Test("APNs: HTTP/2 with a verified ES256 provider token and the apns-* headers")
     func apnsDelivery() async throws {
         let directory = try temporaryDirectory()
@@ -214,27 +236,29 @@ struct ChannelTests {
         await receiver.stop()
     }
 
-    @Test("APNs: 410 removes the device token, 429 and 500 are retried, PayloadTooLarge is dropped")
+    @Test("APNs: 410 and 400 BadDeviceToken remove the device token, 429 and 500 are retried, PayloadTooLarge is dropped")
     func apnsErrors() async throws {
         let directory = try temporaryDirectory()
         let receiver = try await APNsReceiver(directory: directory)
         var configuration = NotifierConfiguration.fast
         configuration.apns = receiver.configuration
         let world = try await NotifierWorld.start(configuration: configuration)
-        for suffix in ["0410", "0429", "0500", "0413"] {
-            _ = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .apns, name: suffix, deviceToken: deviceToken(suffix)))
+        var channelOfSuffix: [String: String] = [:]
+        for suffix in ["0410", "0400", "0429", "0500", "0413"] {
+            channelOfSuffix[suffix] = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .apns, name: suffix, deviceToken: deviceToken(suffix))).id
         }
         _ = try await world.call(Notifier.send, SendNotificationRequest(title: "Check", body: "in"))
         try await eventually("every delivery settled") {
             let deliveries = try await world.deliveries()
-            return deliveries.count == 4 && deliveries.allSatisfy { $0.state == .sent || $0.state == .failed }
+            return deliveries.count == 5 && deliveries.allSatisfy { $0.state == .sent || $0.state == .failed }
         }
         let channels = try await world.call(Notifier.channelsList, Empty()).channels
-        #expect(Set(channels.map(\.name)) == ["0429", "0500", "0413"], "the unregistered token was removed")
+        #expect(Set(channels.map(\.name)) == ["0429", "0500", "0413"], "the unregistered and the bad token were removed")
         let byName = Dictionary(uniqueKeysWithValues: try await world.deliveries().map { delivery in
-            (channels.first { $0.id == delivery.channelId }?.name ?? "removed", delivery)
+            (channelOfSuffix.first { $0.value == delivery.channelId }?.key ?? "?", delivery)
         })
-        #expect(byName["removed"]?.state == .failed && byName["removed"]?.lastError?.contains("Unregistered") == true)
+        #expect(byName["0410"]?.state == .failed && byName["0410"]?.lastError?.contains("Unregistered") == true)
+        #expect(byName["0400"]?.state == .failed && byName["0400"]?.lastError?.contains("BadDeviceToken") == true)
         #expect(byName["0429"]?.state == .sent && byName["0429"]?.attempts == 2)
         #expect(byName["0500"]?.state == .sent && byName["0500"]?.attempts == 2)
         #expect(byName["0413"]?.state == .failed && byName["0413"]?.attempts == 1 && byName["0413"]?.lastStatus == 413)
