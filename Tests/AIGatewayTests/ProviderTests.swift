@@ -58,6 +58,34 @@ struct ProviderTests {
         }
     }
 
+    @Test("a 503 with Retry-After as an HTTP date is retried at that time")
+    func retryAfterHTTPDate() async throws {
+        try await withMockGateway(routes: [.summarize: ["openai"]]) { world, mock in
+            let formatter = DateFormatter()
+            formatter.locale = Locale(identifier: "en_US_POSIX")
+            formatter.timeZone = TimeZone(identifier: "GMT")
+            formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+            // Whole seconds: two seconds ahead is at least one second of waiting.
+            let retryAt = formatter.string(from: Date() + 2)
+            try await mock.script("openai", [["status": .int(503), "headers": .object(["retry-after": .string(retryAt)])], ["text": .string("Later.")]])
+            let started = ContinuousClock.now
+            let response = try await world.call(AIGateway.summarize, SummarizeRequest(text: Self.text), timeout: .seconds(10))
+            let elapsed = ContinuousClock.now - started
+            #expect(response.summary == "Later." && response.generation.fallbacks.isEmpty)
+            #expect(elapsed >= .milliseconds(950) && elapsed < .seconds(4), "waited for the date, got \(elapsed)")
+        }
+    }
+
+    @Test("a provider call that times out is retried, and the retry's answer is used")
+    func timeoutRetried() async throws {
+        try await withMockGateway(routes: [.summarize: ["openai"]], configure: { $0.httpTimeout = .milliseconds(300) }) { world, mock in
+            try await mock.script("openai", [["delayMs": .int(2000)], ["text": .string("On the second try.")]])
+            let response = try await world.call(AIGateway.summarize, SummarizeRequest(text: Self.text), timeout: .seconds(10))
+            #expect(response.summary == "On the second try." && response.generation.provider == "openai")
+            #expect(try await mock.requests().count == 2)
+        }
+    }
+
     @Test("a 429 with retry-after-ms is retried after that many milliseconds")
     func retryAfterMilliseconds() async throws {
         try await withMockGateway(routes: [.summarize: ["openai"]]) { world, mock in
@@ -205,6 +233,32 @@ struct ProviderTests {
             #expect(try await world.call(AIGateway.usage, UsageRequest()).entries.first { $0.provider == "openai" }?.cacheHits == 2)
         }
         #expect(try await mock.requests().count == 3)
+        await mock.stop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    @Test("beyond AI_CACHE_DISK_ENTRIES the oldest answers leave the disk cache (purged at start and every minute)")
+    func diskCacheBounded() async throws {
+        let mock = try await MockProvider()
+        let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-cache-\(UUID().uuidString)")
+        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000))
+        var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: [.summarize: ["openai"]])
+        configuration.cacheTTL = 3600
+        configuration.diskCacheEntries = 2
+        let requests = (1...4).map { SummarizeRequest(text: Self.text + " Variant \($0).") }
+        try await withGateway(configuration, directory: directory, clock: clock) { (world: GatewayWorld) async throws in
+            for request in requests {
+                let response = try await world.call(AIGateway.summarize, request)
+                #expect(response.generation.cached == false)
+                clock.advance(by: 1)  // distinct creation times: "oldest" is well defined
+            }
+        }
+        try await withGateway(configuration, directory: directory, clock: clock) { (world: GatewayWorld) async throws in
+            var cached: [Bool] = []
+            for request in requests.reversed() { cached.append(try await world.call(AIGateway.summarize, request).generation.cached) }
+            #expect(cached == [true, true, false, false], "the newest two stayed on disk")
+        }
+        #expect(try await mock.requests().count == 6)
         await mock.stop()
         try? FileManager.default.removeItem(at: directory)
     }
