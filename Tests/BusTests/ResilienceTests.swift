@@ -86,7 +86,7 @@ struct ResilienceTests {
         await broker.stop()
     }
 
-    @Test("the broker traces finished calls on bus.rpc while someone subscribes")
+    @Test("the broker traces finished calls on bus.rpc while someone subscribes, its own answers included")
     func callTraces() async throws {
         let world = try await EchoWorld.start()
         let traces = EventCollector(try world.client.subscribe([BrokerProtocol.rpc.name]))
@@ -104,6 +104,16 @@ struct ResilienceTests {
         }
         let refused = try #require(traces.all.compactMap { try? $0.decode(BrokerProtocol.rpc) }.first { $0.service == "nosuch" })
         #expect(refused.code == StatusCode.unavailable.rawValue && refused.fromBroker)
+
+        // What the broker answers successfully itself is traced too.
+        _ = try await world.client.call(BrokerProtocol.services, Empty(), options: CallOptions(user: "u7"))
+        _ = try await world.client.call(Reserved.health(BrokerProtocol.serviceName), Empty())
+        try await eventually("mmi.services and broker/_health are traced") {
+            let services = Set(traces.all.compactMap { try? $0.decode(BrokerProtocol.rpc) }.filter { $0.code == 0 && $0.fromBroker }.map(\.service))
+            return services.isSuperset(of: [BrokerProtocol.mmiServices, BrokerProtocol.serviceName])
+        }
+        let listed = try #require(traces.all.compactMap { try? $0.decode(BrokerProtocol.rpc) }.first { $0.service == BrokerProtocol.mmiServices })
+        #expect(listed.user == "u7" && listed.replyBytes > 0 && !listed.id.isEmpty)
         #expect(traces.all.allSatisfy { $0.header.source == "broker" })
         traces.cancel()
         await world.stop()

@@ -56,7 +56,7 @@ extension BrokerLoop {
         }
         let service = frames[3].string
         if service == BrokerProtocol.mmiService || service == BrokerProtocol.mmiServices {
-            handleMMI(client: client, service: service, frames: frames)
+            handleMMI(client: client, service: service, frames: frames, receivedAt: receivedAt)
             return
         }
         // [client, empty, MDPC01, service, method, header, payload?, attachment?]
@@ -280,17 +280,18 @@ extension BrokerLoop {
 
     // MARK: What the broker answers itself
 
-    private func handleMMI(client: Data, service: String, frames: [ZMQFrame]) {
+    private func handleMMI(client: Data, service: String, frames: [ZMQFrame], receivedAt: ContinuousClock.Instant) {
         // 8/MMI form: [client, empty, MDPC01, mmi.x, body]; StudyBus form adds header and payload.
-        var replyHeader: Data?
+        var requestHeader: RequestHeader?
         if frames.count >= 6 {
             do {
-                replyHeader = ReplyHeader(id: try RequestHeader.decode(frames[5].data).id).encoded()
+                requestHeader = try RequestHeader.decode(frames[5].data)
             } catch {
                 replyError(client, service: service, id: "", error, trace: nil)
                 return
             }
         }
+        let replyHeader = requestHeader.map { ReplyHeader(id: $0.id).encoded() }
         let body: Data
         if service == BrokerProtocol.mmiService {
             let name = frames.count >= 5 ? frames[4].string : ""
@@ -307,6 +308,17 @@ extension BrokerLoop {
         if let replyHeader { parts.append(.bytes(replyHeader)) }
         parts.append(.bytes(body))
         send(to: client, parts)
+        let trace: TraceContext = (frames.count >= 5 ? frames[4].string : "", requestHeader?.user, receivedAt, frames[4...].reduce(0) { $0 + $1.count })
+        traceOwnAnswer(service: service, id: requestHeader?.id ?? "", trace: trace, replyBytes: (replyHeader?.count ?? 0) + body.count)
+    }
+
+    /// The `bus.rpc` event of a request the broker answered itself, successfully.
+    private func traceOwnAnswer(service: String, id: String, trace: TraceContext, replyBytes: Int) {
+        guard tracer.isEnabled else { return }
+        publishTrace(RPCTrace(
+            service: service, method: trace.method, id: id, code: StatusCode.ok.rawValue,
+            latencyUs: (clock.now - trace.receivedAt).wholeMicroseconds, requestBytes: trace.requestBytes,
+            replyBytes: replyBytes, user: trace.user, fromBroker: true))
     }
 
     private func answerOwnMethod(client: Data, header: RequestHeader, method: String, trace: TraceContext) {
@@ -331,5 +343,6 @@ extension BrokerLoop {
         }
         let replyHeader = ReplyHeader(id: header.id).encoded()
         send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(BrokerProtocol.serviceName.utf8)), .bytes(replyHeader), .bytes(payload)])
+        traceOwnAnswer(service: BrokerProtocol.serviceName, id: header.id, trace: trace, replyBytes: replyHeader.count + payload.count)
     }
 }
