@@ -1,7 +1,10 @@
 import Bus
 import Contracts
 import Foundation
+import GRDB
 @testable import IngestCore
+import Storage
+import StoreCore
 import TestSupport
 import Testing
 
@@ -68,6 +71,40 @@ struct FailureTests {
             try await world.expectFailure("scan.pdf", data: png, containing: "is not a valid PDF file: it does not start with %PDF-")
             try await world.expectFailure("notes.txt", data: Data([0x41, 0x00, 0x42, 0x01, 0x00, 0x00, 0x07]), containing: "binary data")
             #expect(try await world.materials().isEmpty)
+        }
+    }
+
+    @Test("a .eml that is no e-mail fails its material saying so")
+    func notAnEmail() async throws {
+        try await withIngest { world in
+            let error = try #require(try await world.submitFailure("plain.eml", data: Data("Just some notes, no headers at all.\n".utf8)))
+            #expect(error.code == .invalidArgument)
+            #expect(error.message == "'plain.eml' is not an e-mail message: it has no From, Subject or Content-Type header")
+            let materialId = try #require(error.details?["materialId"]?.stringValue)
+            #expect(try await world.store(Store.getMaterial, RecordID(id: materialId)).status == .failed)
+        }
+    }
+
+    @Test("when the store refuses materials.put the material ends failed with the store's reason; nothing of the job is stored")
+    func storeRefusesPut() async throws {
+        try await withIngest { world in
+            // Injected fault: the store's database refuses chunks.
+            try await world.store.database.pool.write { db in
+                try db.execute(sql: "CREATE TEMP TRIGGER refuse_chunks BEFORE INSERT ON chunk BEGIN SELECT RAISE(ABORT, 'disk quota reached'); END")
+            }
+            let error = try #require(try await world.submitFailure("notes.md"))
+            #expect(error.code == .internal)
+            #expect(error.message.contains("the store could not materials.put"))
+            let materialId = try #require(error.details?["materialId"]?.stringValue)
+            let material = try await world.store(Store.getMaterial, RecordID(id: materialId))
+            #expect(material.status == .failed && material.failureReason == error.message)
+            #expect(try await world.chunks(materialId).isEmpty)
+            #expect(try await world.storeEvents(Store.materialIngested).isEmpty)
+            #expect(try await world.storeEvents(Store.ingestFailed).map(\.materialId) == [materialId])
+            // Once the store takes writes again, ingest.retry makes it ready from the stored original.
+            try await world.store.database.pool.write { db in try db.execute(sql: "DROP TRIGGER refuse_chunks") }
+            let retried = try await world.client.call(Ingest.retry, IngestRetry(materialId: materialId), options: CallOptions(user: "alice", timeout: .seconds(60)))
+            #expect(retried.material.status == .ready && (retried.outcome?.chunkCount ?? 0) > 0)
         }
     }
 
