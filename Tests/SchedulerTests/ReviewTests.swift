@@ -182,6 +182,29 @@ struct ReviewTests {
         await world.stop()
     }
 
+    @Test("with fuzzing on, FSRS review intervals of several days spread within the band; with it off they are equal")
+    func fsrsFuzzingThroughTheService() async throws {
+        let world = try await SchedulerWorld.start()
+        var intervals: [String: [Double]] = [:]
+        for (user, fuzzing) in [("plain", false), ("fuzzed", true)] {
+            try await world.settings(SettingsUpdate(algorithm: .fsrs, fuzzing: fuzzing), user: user)
+            _ = try await world.call(Scheduler.addCards, CardsAddRequest(cards: (1...30).map { ReviewCardAdd(cardId: "c\($0)") }), user: user)
+            for card in 1...30 {
+                let result = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: "c\(card)", rating: .easy), user: user)
+                intervals[user, default: []].append(result.intervalDays)
+            }
+        }
+        let plain = try #require(Set(intervals["plain"] ?? []).first)
+        #expect(Set(intervals["plain"] ?? []).count == 1, "without fuzzing every card gets the same interval")
+        #expect(plain >= 3, "an interval long enough to be fuzzed")
+        let fuzzed = intervals["fuzzed"] ?? []
+        #expect(Set(fuzzed).count > 1, "fuzzing spreads the intervals")
+        // The band is at most 15 % of the interval plus two days wide on each side (the unit
+        // tests of ReferenceParityTests check its exact edges).
+        #expect(fuzzed.allSatisfy { abs($0 - plain) <= 0.15 * plain + 2 }, "\(fuzzed) around \(plain)")
+        await world.stop()
+    }
+
     @Test("the study streak counts local days with a review in the user's time zone, and undo takes a day back")
     func studyStreak() async throws {
         let world = try await SchedulerWorld.start(at: instant("2026-11-20T04:30:00Z"))
