@@ -201,4 +201,25 @@ struct EventTests {
         await world.stop()
         await receiver.stop()
     }
+
+    @Test("quiet hours across the spring-forward night in New York end at 07:00 local, which is 11:00Z that morning")
+    func quietHoursAcrossDST() async throws {
+        let receiver = try await WebhookReceiver()
+        func instant(_ text: String) throws -> Date { try WireCoding.decode(Date.self, from: Data("\"\(text)\"".utf8)) }
+        // 23:00 EST on 7 March 2026; clocks jump from 02:00 to 03:00 during the night.
+        let clock = ManualWallClock(try instant("2026-03-08T04:00:00.000Z"))
+        let world = try await NotifierWorld.start(clock: clock)
+        try await world.addWebhook(receiver.url("/ok/dst"))
+        _ = try await world.call(Notifier.preferencesSet, SetPreferencesRequest(timeZone: "America/New_York", quietHours: QuietHours(start: "22:00", end: "07:00")))
+        let held = try await world.call(Notifier.send, SendNotificationRequest(title: "Good morning", body: ""))
+        clock.set(try instant("2026-03-08T10:59:00.000Z"))  // 06:59 EDT (an hour before, 07:00 would have been 12:00Z)
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(try await receiver.received("/ok/dst").isEmpty, "still quiet at 06:59 local")
+        clock.set(try instant("2026-03-08T11:00:00.000Z"))  // 07:00 EDT
+        try await eventually("released at 07:00 local") { try await receiver.received("/ok/dst").count == 1 }
+        let delivered = try WireCoding.decode(WebhookPayload.self, from: Data(try #require(try await receiver.received("/ok/dst").first).body.utf8))
+        #expect(delivered.data.id == held.id)
+        await world.stop()
+        await receiver.stop()
+    }
 }
