@@ -27,6 +27,11 @@ struct RunningStore {
         return running
     }
 
+    /// Calls the store for user u1 through the world's client.
+    static func call<Request, Response>(_ world: SchedulerWorld, _ method: Method<Request, Response>, _ request: Request) async throws -> Response {
+        try await world.client.call(method, request, options: CallOptions(user: "u1"))
+    }
+
     func stop() async {
         for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
@@ -41,7 +46,7 @@ struct StoreCardsTests {
         let world = try await SchedulerWorld.start()
         let store = try await RunningStore.start(world)
         func storeCall<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws -> Response {
-            try await world.client.call(method, request, options: CallOptions(user: "u1"))
+            try await RunningStore.call(world, method, request)
         }
         let set1 = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Cells"))
         let set2 = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Organs"))
@@ -72,7 +77,7 @@ struct StoreCardsTests {
         let world = try await SchedulerWorld.start()
         let store = try await RunningStore.start(world)
         func storeCall<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws -> Response {
-            try await world.client.call(method, request, options: CallOptions(user: "u1"))
+            try await RunningStore.call(world, method, request)
         }
         let before = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Before"))
         let after = try await storeCall(Store.createSet, FlashcardSetCreate(name: "After"))

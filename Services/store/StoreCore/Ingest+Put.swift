@@ -95,29 +95,26 @@ extension Ingest {
     /// The material's tasks and sessions; one the user already has (an earlier put of the same
     /// file) stays as it is.
     private static func calendar(_ request: MaterialPut, material: Material, _ changes: Changes) throws -> (tasks: [String], sessions: [String]) {
-        var taskIDs: [String] = [], sessionIDs: [String] = []
-        for var task in request.tasks ?? [] {
+        let tasks = try (request.tasks ?? []).map { task in
+            var task = task
             task.materialId = task.materialId ?? material.id
             task.subjectId = task.subjectId ?? material.subjectId
-            if let id = task.id, try changes.find(StudyTask.self, try Validate.idOrNew(id)) != nil {
-                taskIDs.append(id)
-                continue
-            }
-            let record = try StudyTaskRecords.make(task, changes)
-            try changes.insert(record)
-            taskIDs.append(record.id)
+            return try insertUnlessPresent(StudyTaskRecords.self, task, changes)
         }
-        for var session in request.sessions ?? [] {
+        let sessions = try (request.sessions ?? []).map { session in
+            var session = session
             session.subjectId = session.subjectId ?? material.subjectId
-            if let id = session.id, try changes.find(StudySession.self, try Validate.idOrNew(id)) != nil {
-                sessionIDs.append(id)
-                continue
-            }
-            let record = try StudySessionRecords.make(session, changes)
-            try changes.insert(record)
-            sessionIDs.append(record.id)
+            return try insertUnlessPresent(StudySessionRecords.self, session, changes)
         }
-        return (taskIDs, sessionIDs)
+        return (tasks, sessions)
+    }
+
+    /// Inserts the record `request` makes unless the user has one with the request's id; returns the id.
+    private static func insertUnlessPresent<Kind: RecordKind>(_ kind: Kind.Type, _ request: Kind.Create, _ changes: Changes) throws -> String {
+        if let id = request.id, try changes.find(Kind.Record.self, try Validate.idOrNew(id)) != nil { return id }
+        let record = try Kind.make(request, changes)
+        try changes.insert(record)
+        return record.id
     }
 
     /// Checks the chunks; returns each one's length in characters.
