@@ -293,6 +293,35 @@ struct ProviderTests {
         }
     }
 
+    @Test("every generating method works through each remote provider, answers read from its wire format", arguments: ["openai", "gemini"])
+    func everyMethodThroughEachProvider(provider: String) async throws {
+        let tasks: [GatewayTask] = [.summarize, .keywords, .flashcards, .reflect, .encourage, .thought]
+        try await withMockGateway(routes: Dictionary(uniqueKeysWithValues: tasks.map { ($0, [provider]) })) { world, mock in
+            try await mock.script(provider, [
+                ["text": .string("Plants make sugar from light.")],
+                ["text": .string(#"["chlorophyll", "light"]"#)],
+                ["text": .string(#"{"cards": [{"chunkId": "c1", "kind": "qa", "front": "What makes sugar?", "back": "Leaves"}]}"#)],
+                ["text": .string("You are becoming someone who understands plants.")],
+                ["text": .string("Three days in a row: you are a steady learner.")],
+                ["text": .string(#"{"thought": "The kitchen is warm.", "emotion": "calm", "category": "comfort", "confidence": 0.7, "suggestion": "Keep it so."}"#)],
+            ])
+            let summary = try await world.call(AIGateway.summarize, SummarizeRequest(text: Self.text))
+            #expect(summary.summary == "Plants make sugar from light." && summary.generation.provider == provider)
+            let keywords = try await world.call(AIGateway.keywords, KeywordsRequest(text: Self.text))
+            #expect(keywords.keywords.map(\.term) == ["chlorophyll", "light"] && keywords.generation.provider == provider)
+            let cards = try await world.call(AIGateway.generateFlashcards, FlashcardsRequest(chunks: [TextChunk(id: "c1", text: Self.text)]))
+            #expect(cards.cards == [GeneratedCard(chunkId: "c1", kind: .qa, front: "What makes sugar?", back: "Leaves")])
+            #expect(cards.generation.provider == provider)
+            let reflection = try await world.call(AIGateway.reflect, ReflectRequest(text: Self.text, identity: "Curious Botanist"))
+            #expect(reflection.reflection.contains("understands plants") && reflection.generation.provider == provider)
+            let encouragement = try await world.call(AIGateway.encourage, EncourageRequest(streak: 3))
+            #expect(encouragement.message.contains("steady learner") && encouragement.generation.provider == provider)
+            let thought = try await world.call(AIGateway.thought, ThoughtRequest(notes: [HouseNote(answer: "The kitchen stays warm.")]))
+            #expect(thought.thought == "The kitchen is warm." && thought.emotion == .calm && thought.generation.provider == provider)
+            #expect(try await mock.requests().count == 6, "each answer came from \(provider)")
+        }
+    }
+
     @Test("a house thought from a provider is read from its JSON")
     func remoteThought() async throws {
         try await withMockGateway(routes: [.thought: ["openai"]]) { world, mock in
