@@ -352,6 +352,24 @@ struct ProviderTests {
         }
     }
 
+    @Test("transcription has a rate limit of its own (Whisper's 50/min in the seeds): beyond it RESOURCE_EXHAUSTED, while chat still runs")
+    func transcriptionRateLimit() async throws {
+        try await withMockGateway(routes: [.summarize: ["openai"]], configure: {
+            $0.openAI?.transcriptionRequestsPerMinute = 1
+            $0.openAI?.burst = 1
+        }) { world, mock in
+            let audio = Data(repeating: 7, count: 512)
+            _ = try await world.call(AIGateway.transcribe, TranscribeRequest(fileName: "a.wav"), attachment: audio)
+            let limited = await #expect(throws: BusError.self) {
+                _ = try await world.call(AIGateway.transcribe, TranscribeRequest(fileName: "b.wav"), timeout: .seconds(2), attachment: audio)
+            }
+            #expect(limited?.code == .resourceExhausted && limited?.message.contains("1 requests/min") == true)
+            #expect(try await world.call(AIGateway.summarize, SummarizeRequest(text: Self.text)).generation.provider == "openai",
+                    "chat completions have their own bucket")
+            #expect(try await mock.requests(containing: "/v1/audio/transcriptions").count == 1)
+        }
+    }
+
     @Test("API keys never appear in answers, errors or providers, even when a provider echoes them")
     func keysStaySecret() async throws {
         try await withMockGateway(routes: [.summarize: ["openai"]]) { world, mock in
