@@ -13,6 +13,9 @@ struct RecordTests {
         let world = try await StoreWorld.start()
         let created = try await world.call(Store.createSubject, SubjectCreate(name: "Physics", color: "#336699"))
         #expect(created.userId == "alice" && created.name == "Physics" && created.createdAt == StoreWorld.start)
+        // A new id is a UUID version 7 (time-ordered), lowercase.
+        #expect(created.id.wholeMatch(of: #/[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/#) != nil, "\(created.id)")
+        #expect(UUID(uuidString: created.id) != nil)
         #expect(try await world.call(Store.getSubject, RecordID(id: created.id)) == created)
         world.clock.advance(by: 60)
         let renamed = try await world.call(Store.updateSubject, SubjectUpdate(id: created.id, name: "Physics II", color: ""))

@@ -26,14 +26,21 @@ enum Validate {
     static func newID() -> String {
         let high = UInt64(Date().unixMilliseconds) << 16 | 0x7000 | UInt64.random(in: 0...0x0FFF)
         let low = 0x8000_0000_0000_0000 | UInt64.random(in: 0...0x3FFF_FFFF_FFFF_FFFF)
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for word in [high, low] {
-            for shift in stride(from: 60, through: 0, by: -4) { text.append(digits[Int(word >> UInt64(shift) & 0xF)]) }
+        // Written in place: a put makes an id for each of thousands of rows.
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var nibble = 0
+            for index in 0..<36 {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    text[index] = UInt8(ascii: "-")
+                    continue
+                }
+                let word = nibble < 16 ? high : low
+                let value = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * (nibble % 16)) & 0xF)
+                text[index] = value < 10 ? UInt8(ascii: "0") + value : UInt8(ascii: "a") + value - 10
+                nibble += 1
+            }
+            return 36
         }
-        for dash in [8, 13, 18, 23] { text.insert(UInt8(ascii: "-"), at: dash) }
-        return String(decoding: text, as: UTF8.self)
     }
 
     /// An id: 1…64 characters of letters, digits, `-`, `_`, `.`, `:`.
@@ -57,57 +64,60 @@ enum Validate {
         return value
     }
 
+    // Field names are autoclosures: they are built only for an error message, not for each of
+    // the thousands of fields a `materials.put` checks.
+
     /// Text that must not be blank and has at most `maximum` characters.
     @discardableResult
-    static func text(_ value: String, field: String, maximum: Int) throws(BusError) -> String {
-        guard !value.allSatisfy(\.isWhitespace) else { throw .invalidArgument("field '\(field)' must not be empty") }
-        try length(value, field: field, maximum: maximum)
+    static func text(_ value: String, field: @autoclosure () -> String, maximum: Int) throws(BusError) -> String {
+        guard !value.allSatisfy(\.isWhitespace) else { throw .invalidArgument("field '\(field())' must not be empty") }
+        try length(value, field: field(), maximum: maximum)
         return value
     }
 
     /// Optional text of at most `maximum` characters; "" clears it (nil).
-    static func optionalText(_ value: String?, field: String, maximum: Int) throws(BusError) -> String? {
+    static func optionalText(_ value: String?, field: @autoclosure () -> String, maximum: Int) throws(BusError) -> String? {
         guard let value, !value.isEmpty else { return nil }
-        try length(value, field: field, maximum: maximum)
+        try length(value, field: field(), maximum: maximum)
         return value
     }
 
     /// At most `maximum` characters (text of any length may be empty). Characters are Unicode
     /// scalars (code points), as `characterCount` and chunk offsets count them.
-    static func length(_ value: String, field: String, maximum: Int) throws(BusError) {
+    static func length(_ value: String, field: @autoclosure () -> String, maximum: Int) throws(BusError) {
         // UTF-8 bytes are never fewer than scalars: count scalars only when it matters.
         guard value.utf8.count > maximum, value.unicodeScalars.count > maximum else { return }
-        throw .invalidArgument("field '\(field)' is longer than \(maximum) characters")
+        throw .invalidArgument("field '\(field())' is longer than \(maximum) characters")
     }
 
     /// Labels (tags, keywords): at most `count` of them, each not blank and at most 100
     /// characters; surrounding spaces trimmed, duplicates dropped, order kept.
-    static func labels(_ values: [String]?, field: String, count: Int) throws(BusError) -> [String] {
+    static func labels(_ values: [String]?, field: @autoclosure () -> String, count: Int) throws(BusError) -> [String] {
         guard let values else { return [] }
-        guard values.count <= count else { throw .invalidArgument("field '\(field)' has more than \(count) entries") }
+        guard values.count <= count else { throw .invalidArgument("field '\(field())' has more than \(count) entries") }
         var seen = Set<String>()
         var result: [String] = []
         for (index, value) in values.enumerated() {
             let label = value.trimmingCharacters(in: .whitespacesAndNewlines)
-            try text(label, field: "\(field)[\(index)]", maximum: StoreLimits.labelLength)
+            try text(label, field: "\(field())[\(index)]", maximum: StoreLimits.labelLength)
             if seen.insert(label).inserted { result.append(label) }
         }
         return result
     }
 
     /// A whole number in `range`.
-    static func integer(_ value: Int?, field: String, in range: ClosedRange<Int>) throws(BusError) -> Int? {
+    static func integer(_ value: Int?, field: @autoclosure () -> String, in range: ClosedRange<Int>) throws(BusError) -> Int? {
         guard let value else { return nil }
         guard range.contains(value) else {
-            throw .invalidArgument("field '\(field)' must be between \(range.lowerBound) and \(range.upperBound)")
+            throw .invalidArgument("field '\(field())' must be between \(range.lowerBound) and \(range.upperBound)")
         }
         return value
     }
 
     /// A number of seconds: finite and not negative.
-    static func seconds(_ value: Double?, field: String) throws(BusError) -> Double? {
+    static func seconds(_ value: Double?, field: @autoclosure () -> String) throws(BusError) -> Double? {
         guard let value else { return nil }
-        guard value.isFinite, value >= 0 else { throw .invalidArgument("field '\(field)' must be a number of seconds, 0 or more") }
+        guard value.isFinite, value >= 0 else { throw .invalidArgument("field '\(field())' must be a number of seconds, 0 or more") }
         return value
     }
 

@@ -95,15 +95,15 @@ enum ChunkRecords: RecordKind {
     }
 
     /// Checks a chunk's fields; returns its length in characters (Unicode scalars).
-    static func validate(_ input: ChunkInput, field: String) throws(BusError) -> Int {
-        _ = try Validate.integer(input.ordinal, field: "\(field).ordinal", in: 0...Int(Int32.max))
-        try Validate.length(input.text, field: "\(field).text", maximum: StoreLimits.textLength)
-        _ = try Validate.integer(input.pageNumber, field: "\(field).pageNumber", in: 1...1_000_000)
-        let start = try Validate.seconds(input.startSeconds, field: "\(field).startSeconds")
-        if let end = try Validate.seconds(input.endSeconds, field: "\(field).endSeconds"), let start, end < start {
-            throw .invalidArgument("field '\(field).endSeconds' must not be before startSeconds")
+    static func validate(_ input: ChunkInput, field: @autoclosure () -> String) throws(BusError) -> Int {
+        _ = try Validate.integer(input.ordinal, field: "\(field()).ordinal", in: 0...Int(Int32.max))
+        try Validate.length(input.text, field: "\(field()).text", maximum: StoreLimits.textLength)
+        _ = try Validate.integer(input.pageNumber, field: "\(field()).pageNumber", in: 1...1_000_000)
+        let start = try Validate.seconds(input.startSeconds, field: "\(field()).startSeconds")
+        if let end = try Validate.seconds(input.endSeconds, field: "\(field()).endSeconds"), let start, end < start {
+            throw .invalidArgument("field '\(field()).endSeconds' must not be before startSeconds")
         }
-        if let section = input.section { try Validate.length(section, field: "\(field).section", maximum: StoreLimits.titleLength) }
+        if let section = input.section { try Validate.length(section, field: "\(field()).section", maximum: StoreLimits.titleLength) }
         return input.text.unicodeScalars.count
     }
 
