@@ -100,15 +100,14 @@ public final class ServiceHost: Service, Sendable {
     public func run() async throws {
         let workerID = bus.nextEndpointID()
         let inFlight = InFlightCounter()
-        let slots = HandlerSlots(count: credit)
+        let slots = TaskSlots(count: credit)
         // Each request runs as its own task, started right from the I/O thread: one hand-over
-        // instead of two through a stream and a consumer loop.
+        // instead of two through a stream and a consumer loop. These tasks are never
+        // cancelled, so taking a slot cannot fail.
         try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
             inFlight.begin()
             Task {
-                await slots.acquire()
-                await serve(request, workerID: workerID)
-                slots.release()
+                try? await slots.withSlot { await serve(request, workerID: workerID) }
                 inFlight.end()
             }
         }

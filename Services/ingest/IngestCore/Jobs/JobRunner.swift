@@ -12,7 +12,7 @@ import Synchronization
 public final class JobRunner: Service, Sendable {
     private let pipeline: Pipeline
     private let configuration: IngestConfiguration
-    private let slots: JobSlots
+    private let slots: TaskSlots
     private let logger: Logger
     /// Jobs started and not finished, by job id.
     private let active = Mutex<[String: (material: String, bytes: Int, task: Task<IngestResult, any Error>)]>([:])
@@ -20,7 +20,7 @@ public final class JobRunner: Service, Sendable {
     init(pipeline: Pipeline, configuration: IngestConfiguration, logger: Logger) {
         self.pipeline = pipeline
         self.configuration = configuration
-        slots = JobSlots(count: configuration.concurrency)
+        slots = TaskSlots(count: configuration.concurrency)
         self.logger = logger
     }
 

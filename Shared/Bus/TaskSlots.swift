@@ -1,8 +1,11 @@
 import Synchronization
 
-/// A counting semaphore for async tasks: at most `count` jobs hold a slot, the others wait in
+/// A counting semaphore for async tasks: at most `count` hold a slot, the others wait in
 /// arrival order. A waiting task that is cancelled stops waiting (CancellationError).
-final class JobSlots: Sendable {
+///
+/// Service hosts bound their handlers with it (after a reconnect the broker grants the whole
+/// credit again while the old connection's handlers may still run), ingest its jobs.
+public final class TaskSlots: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Void, any Error>
@@ -18,25 +21,28 @@ final class JobSlots: Sendable {
 
     private let state: Mutex<State>
 
-    init(count: Int) {
+    public init(count: Int) {
         state = Mutex(State(available: count))
     }
 
-    /// Jobs waiting for a slot.
-    var waiting: Int { state.withLock { $0.waiters.count } }
-
     /// Runs `body` holding a slot.
-    func withSlot<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+    public func withSlot<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         try await acquire()
         defer { release() }
         return try await body()
     }
 
     private func acquire() async throws {
-        let id = state.withLock { state in
+        // A free slot is taken without suspending: the common case of a host under its credit.
+        let id = state.withLock { state -> UInt64? in
+            if state.available > 0 {
+                state.available -= 1
+                return nil
+            }
             state.nextID += 1
             return state.nextID
         }
+        guard let id else { return }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let outcome: Result<Void, any Error>? = state.withLock { state in
