@@ -208,13 +208,23 @@ struct ProviderTests {
         }
     }
 
-    @Test("remote answers are cached in memory and on disk, keyed by provider, model and prompt, until the TTL")
-    func responseCache() async throws {
-        let mock = try await MockProvider()
-        let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-cache-\(UUID().uuidString)")
-        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000))
+    /// A mock provider, a data directory that outlives one gateway, and a clock, for the cache tests.
+    static func cacheSetup() async throws -> (MockProvider, URL, ManualWallClock) {
+        (try await MockProvider(), FileManager.default.temporaryDirectory.appending(path: "ai-gateway-cache-\(UUID().uuidString)"),
+         ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000)))
+    }
+
+    /// summarize through OpenAI, answers cached for an hour.
+    static func cacheConfiguration(_ mock: MockProvider) -> GatewayConfiguration {
         var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: [.summarize: ["openai"]])
         configuration.cacheTTL = 3600
+        return configuration
+    }
+
+    @Test("remote answers are cached in memory and on disk, keyed by provider, model and prompt, until the TTL")
+    func responseCache() async throws {
+        let (mock, directory, clock) = try await Self.cacheSetup()
+        let configuration = Self.cacheConfiguration(mock)
         try await mock.script("openai", [["text": .string("Cached answer.")], ["text": .string("Fresh answer.")]])
         let request = SummarizeRequest(text: Self.text)
         try await withGateway(configuration, directory: directory, clock: clock) { world in
@@ -239,11 +249,8 @@ struct ProviderTests {
 
     @Test("beyond AI_CACHE_DISK_ENTRIES the oldest answers leave the disk cache (purged at start and every minute)")
     func diskCacheBounded() async throws {
-        let mock = try await MockProvider()
-        let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-cache-\(UUID().uuidString)")
-        let clock = ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000))
-        var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: [.summarize: ["openai"]])
-        configuration.cacheTTL = 3600
+        let (mock, directory, clock) = try await Self.cacheSetup()
+        var configuration = Self.cacheConfiguration(mock)
         configuration.diskCacheEntries = 2
         let requests = (1...4).map { SummarizeRequest(text: Self.text + " Variant \($0).") }
         try await withGateway(configuration, directory: directory, clock: clock) { (world: GatewayWorld) async throws in
