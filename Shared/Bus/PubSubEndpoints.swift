@@ -11,9 +11,9 @@ final class PublisherEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
     private let queue: PublishQueue
     /// What one drain took from the queue; reused.
-    private var taken: [PublishQueue.Event] = []
+    private var taken: [RawEvent] = []
     private var brokerSubscribed = false
-    private var held: [PublishQueue.Event] = []
+    private var held: [RawEvent] = []
     private var heldDropped = 0
     private let holdLimit: Int
     private let logger: Logger
@@ -36,7 +36,7 @@ final class PublisherEndpoint: LoopEndpoint {
         taken.removeAll(keepingCapacity: true)
     }
 
-    private func send(_ event: PublishQueue.Event) {
+    private func send(_ event: RawEvent) {
         guard brokerSubscribed else {
             // Beyond the high-water mark, newer events are dropped, as a PUB socket would; the
             // subscribers see the gap in seq.

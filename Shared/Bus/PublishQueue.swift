@@ -8,14 +8,8 @@ import Synchronization
 /// the queue was empty, and then takes everything queued at once, so a burst of publishes costs
 /// one hand-off instead of one per event. Stamping under the lock keeps `seq` in queue order.
 final class PublishQueue: Sendable {
-    struct Event {
-        var topic: String
-        var header: Data
-        var payload: Data
-    }
-
     private struct State {
-        var events: [Event] = []
+        var events: [RawEvent] = []
         var seq: Int64 = 0
         /// The I/O thread refused a send command (the bus is shut down): nothing more is queued.
         var closed = false
@@ -41,7 +35,7 @@ final class PublishQueue: Sendable {
             state.seq += 1
             let header = EventHeader.encoded(
                 id: .prefixed(idPrefix, state.seq), source: source, instance: instance, seq: state.seq, ts: ts, user: user, meta: meta)
-            state.events.append(Event(topic: topic, header: header, payload: payload))
+            state.events.append(RawEvent(topic: topic, header: header, payload: payload))
             return state.events.count == 1
         }
     }
@@ -50,7 +44,7 @@ final class PublishQueue: Sendable {
     func enqueue(topic: String, header: Data, payload: Data) throws(BusError) -> Bool {
         try state.withLock { state throws(BusError) -> Bool in
             guard !state.closed else { throw .unavailable("the bus connection is shut down") }
-            state.events.append(Event(topic: topic, header: header, payload: payload))
+            state.events.append(RawEvent(topic: topic, header: header, payload: payload))
             return state.events.count == 1
         }
     }
@@ -64,7 +58,7 @@ final class PublishQueue: Sendable {
     }
 
     /// I/O thread: takes everything queued, in order, into `events` (which must be empty).
-    func take(into events: inout [Event]) {
+    func take(into events: inout [RawEvent]) {
         state.withLock { swap(&$0.events, &events) }
     }
 }

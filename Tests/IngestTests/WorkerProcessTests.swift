@@ -125,7 +125,6 @@ struct WorkerProcessTests {
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(results.count == count)
             #expect(results.allSatisfy { $0.material.status == .ready })
             #expect(Set(results.map(\.materialId)).count == count)
             try await eventually("the last progress events arrived") {

@@ -45,21 +45,18 @@ struct StoreCardsTests {
     func followsStore() async throws {
         let world = try await SchedulerWorld.start()
         let store = try await RunningStore.start(world)
-        func storeCall<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws -> Response {
-            try await RunningStore.call(world, method, request)
-        }
-        let set1 = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Cells"))
-        let set2 = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Organs"))
-        let biology = try await storeCall(Store.createSubject, SubjectCreate(name: "Biology"))
-        let f1 = try await storeCall(Store.createFlashcard, FlashcardCreate(front: "Q", back: "A", setId: set1.id))
+        let set1 = try await RunningStore.call(world, Store.createSet, FlashcardSetCreate(name: "Cells"))
+        let set2 = try await RunningStore.call(world, Store.createSet, FlashcardSetCreate(name: "Organs"))
+        let biology = try await RunningStore.call(world, Store.createSubject, SubjectCreate(name: "Biology"))
+        let f1 = try await RunningStore.call(world, Store.createFlashcard, FlashcardCreate(front: "Q", back: "A", setId: set1.id))
         try await eventually("f1 has review state") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: f1.id))) != nil }
         let state = try await world.call(Scheduler.cardState, ReviewCardID(cardId: f1.id))
         #expect(state.setId == set1.id && state.dueAt == world.clock.now() && state.reviewCount == 0)
 
         await world.stopScheduler()
-        let f2 = try await storeCall(Store.createFlashcard, FlashcardCreate(front: "Q2", back: "A2", setId: set1.id))
-        _ = try await storeCall(Store.updateFlashcard, FlashcardUpdate(id: f2.id, setId: set2.id, subjectId: biology.id))
-        _ = try await storeCall(Store.deleteFlashcard, RecordID(id: f1.id))
+        let f2 = try await RunningStore.call(world, Store.createFlashcard, FlashcardCreate(front: "Q2", back: "A2", setId: set1.id))
+        _ = try await RunningStore.call(world, Store.updateFlashcard, FlashcardUpdate(id: f2.id, setId: set2.id, subjectId: biology.id))
+        _ = try await RunningStore.call(world, Store.deleteFlashcard, RecordID(id: f1.id))
         try await world.startScheduler()
         try await eventually("caught up with store") {
             let gone = await world.failure(Scheduler.cardState, ReviewCardID(cardId: f1.id))
@@ -76,15 +73,12 @@ struct StoreCardsTests {
     func undoAfterMove() async throws {
         let world = try await SchedulerWorld.start()
         let store = try await RunningStore.start(world)
-        func storeCall<Request, Response>(_ method: Method<Request, Response>, _ request: Request) async throws -> Response {
-            try await RunningStore.call(world, method, request)
-        }
-        let before = try await storeCall(Store.createSet, FlashcardSetCreate(name: "Before"))
-        let after = try await storeCall(Store.createSet, FlashcardSetCreate(name: "After"))
-        let card = try await storeCall(Store.createFlashcard, FlashcardCreate(front: "Q", back: "A", setId: before.id))
+        let before = try await RunningStore.call(world, Store.createSet, FlashcardSetCreate(name: "Before"))
+        let after = try await RunningStore.call(world, Store.createSet, FlashcardSetCreate(name: "After"))
+        let card = try await RunningStore.call(world, Store.createFlashcard, FlashcardCreate(front: "Q", back: "A", setId: before.id))
         try await eventually("the card has review state") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: card.id))) != nil }
         _ = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: card.id, rating: .good))
-        _ = try await storeCall(Store.updateFlashcard, FlashcardUpdate(id: card.id, setId: after.id))
+        _ = try await RunningStore.call(world, Store.updateFlashcard, FlashcardUpdate(id: card.id, setId: after.id))
         try await eventually("the card moved") { try await world.call(Scheduler.cardState, ReviewCardID(cardId: card.id)).setId == after.id }
 
         // The set the card left has no cards, so set.stats would answer NOT_FOUND: read its counter.

@@ -141,12 +141,7 @@ extension BrokerLoop {
     func replyError(_ client: Data, service: String, id: String, _ error: BusError, trace: TraceContext?) {
         let header = ReplyHeader(id: id, error: error).encoded()
         send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.utf8)), .bytes(header), .bytes(MDP.Frames.empty)])
-        if tracer.isEnabled, let trace {
-            publishTrace(RPCTrace(
-                service: service, method: trace.method, id: id, code: error.code.rawValue,
-                latencyUs: (clock.now - trace.receivedAt).wholeMicroseconds, requestBytes: trace.requestBytes,
-                replyBytes: header.count, user: trace.user, fromBroker: true))
-        }
+        if let trace { traceOwnAnswer(service: service, id: id, code: error.code, trace: trace, replyBytes: header.count) }
     }
 
     // MARK: Workers
@@ -308,15 +303,16 @@ extension BrokerLoop {
         if let replyHeader { parts.append(.bytes(replyHeader)) }
         parts.append(.bytes(body))
         send(to: client, parts)
+        guard tracer.isEnabled else { return }
         let trace: TraceContext = (frames.count >= 5 ? frames[4].string : "", requestHeader?.user, receivedAt, frames[4...].reduce(0) { $0 + $1.count })
-        traceOwnAnswer(service: service, id: requestHeader?.id ?? "", trace: trace, replyBytes: (replyHeader?.count ?? 0) + body.count)
+        traceOwnAnswer(service: service, id: requestHeader?.id ?? "", code: .ok, trace: trace, replyBytes: (replyHeader?.count ?? 0) + body.count)
     }
 
-    /// The `bus.rpc` event of a request the broker answered itself, successfully.
-    private func traceOwnAnswer(service: String, id: String, trace: TraceContext, replyBytes: Int) {
+    /// The `bus.rpc` event of a request the broker answered itself.
+    private func traceOwnAnswer(service: String, id: String, code: StatusCode, trace: TraceContext, replyBytes: Int) {
         guard tracer.isEnabled else { return }
         publishTrace(RPCTrace(
-            service: service, method: trace.method, id: id, code: StatusCode.ok.rawValue,
+            service: service, method: trace.method, id: id, code: code.rawValue,
             latencyUs: (clock.now - trace.receivedAt).wholeMicroseconds, requestBytes: trace.requestBytes,
             replyBytes: replyBytes, user: trace.user, fromBroker: true))
     }
@@ -343,6 +339,6 @@ extension BrokerLoop {
         }
         let replyHeader = ReplyHeader(id: header.id).encoded()
         send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(BrokerProtocol.serviceName.utf8)), .bytes(replyHeader), .bytes(payload)])
-        traceOwnAnswer(service: BrokerProtocol.serviceName, id: header.id, trace: trace, replyBytes: replyHeader.count + payload.count)
+        traceOwnAnswer(service: BrokerProtocol.serviceName, id: header.id, code: .ok, trace: trace, replyBytes: replyHeader.count + payload.count)
     }
 }

@@ -25,8 +25,14 @@ struct Intake: Sendable {
             // A `discard` timer is removed a fixed time after it completes, whether or not its
             // user has heard the alarm: that housekeeping must not silence the repeats (only
             // `notify.ack`, or the user deleting, stopping or restarting the timer, does).
-            if topic == TimerTicker.timerDeleted.name, try event.decode(TimerTicker.timerDeleted).reason == .discarded { return }
-            let timer = try TimerView.decode(event)
+            let timer: TimerView
+            if topic == TimerTicker.timerDeleted.name {
+                let deleted = try event.decode(TimerTicker.timerDeleted)
+                guard deleted.reason != .discarded else { return }
+                timer = TimerView(deleted.timer)
+            } else {
+                timer = try TimerView.decode(event)
+            }
             try NotificationWrites.cancelTimer(db, timerId: timer.id, userId: event.header.user ?? timer.userId, now: now)
         } else if ConsumedTopics.reminders.contains(topic) {
             let reminder = try ReminderView.decode(event)

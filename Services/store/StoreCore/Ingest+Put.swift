@@ -111,7 +111,7 @@ extension Ingest {
 
     /// Inserts the record `request` makes unless the user has one with the request's id; returns the id.
     private static func insertUnlessPresent<Kind: RecordKind>(_ kind: Kind.Type, _ request: Kind.Create, _ changes: Changes) throws -> String {
-        if let id = request.id, try changes.find(Kind.Record.self, try Validate.idOrNew(id)) != nil { return id }
+        if let id = request.id, try changes.find(Kind.Record.self, id) != nil { return id }
         let record = try Kind.make(request, changes)
         try changes.insert(record)
         return record.id

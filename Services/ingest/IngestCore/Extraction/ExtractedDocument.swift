@@ -125,18 +125,12 @@ struct DocumentBuilder {
         append(text, kind: .cue, start: start, end: max(start, end))
     }
 
-    /// The next block starts a part of its own (no chunk joins it to what came before), under
-    /// the given section title.
-    mutating func startPart(section: String?) {
-        breakNext = true
-        self.section = section
-    }
-
     /// Appends another document's blocks: under a heading of their own as a separate part (an
     /// e-mail attachment), or, without a heading, as more of this document (an e-mail's body).
     mutating func append(_ other: ExtractedDocument, heading: String?) {
         if let heading {
-            startPart(section: heading)
+            // A part of its own: no chunk joins it to what came before. The heading sets the section.
+            breakNext = true
             // On the page of what it introduces, so the two share a chunk.
             let current = page
             page = other.blocks.first?.page
