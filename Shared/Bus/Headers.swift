@@ -26,7 +26,7 @@ public struct RequestHeader: Sendable, Equatable {
 
     /// The header as compact JSON.
     public func encoded() -> Data {
-        var writer = HeaderWriter()
+        var writer = JSONBytes()
         writer.raw("{\"id\":")
         writer.string(id)
         if let deadline {
@@ -102,7 +102,7 @@ public struct ReplyHeader: Sendable, Equatable {
 
     /// The header as compact JSON.
     public func encoded() -> Data {
-        var writer = HeaderWriter()
+        var writer = JSONBytes()
         writer.raw("{\"id\":")
         writer.string(id)
         writer.raw(",\"code\":")
@@ -186,7 +186,7 @@ public struct EventHeader: Sendable, Equatable {
     static func encoded(
         id: EncodedID, source: String, instance: String, seq: Int64, ts: Int64, user: String?, meta: [String: String]
     ) -> Data {
-        var writer = HeaderWriter()
+        var writer = JSONBytes()
         writer.raw("{\"id\":")
         switch id {
         case .whole(let id):

@@ -34,9 +34,14 @@ public enum WireCoding {
     private static let sharedDecoder = decoder()
     private static let emptyObject = Data("{}".utf8)
 
-    /// Encodes `value` as payload JSON.
+    /// Encodes `value` as payload JSON (with ``PayloadEncoder``, or Foundation's encoder for a
+    /// value that uses its containers out of order).
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
-        try sharedEncoder.encode(value)
+        do {
+            return Data(try PayloadEncoder.encode(value))
+        } catch is PayloadEncoder.Unsupported {
+            return try sharedEncoder.encode(value)
+        }
     }
 
     /// Decodes payload JSON; an empty payload reads as `{}`, so types whose fields are all
@@ -51,19 +56,57 @@ public enum WireCoding {
 public enum ISO8601 {
     /// Formats `date` in UTC with milliseconds.
     public static func format(_ date: Date) -> String {
-        format(unixMilliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded(.down)))
+        format(unixMilliseconds: date.unixMilliseconds)
     }
 
     /// Formats a Unix time in milliseconds in UTC with milliseconds.
     public static func format(unixMilliseconds: Int64) -> String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        write(unixMilliseconds: unixMilliseconds, into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the form of ``format(unixMilliseconds:)`` to `bytes`, digit by digit.
+    static func write(unixMilliseconds: Int64, into bytes: inout [UInt8]) {
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var value = value
+            if value >= divisor * 10 {
+                bytes.append(contentsOf: String(value).utf8)
+                return
+            }
+            while divisor > 0 {
+                bytes.append(UInt8(ascii: "0") + UInt8(value / divisor))
+                value %= divisor
+                divisor /= 10
+            }
+        }
         let millisecond = Int(((unixMilliseconds % 1000) + 1000) % 1000)
         let totalSeconds = (unixMilliseconds - Int64(millisecond)) / 1000
         let days = Int(totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400)
         let secondOfDay = Int(totalSeconds - Int64(days) * 86_400)
         let (year, month, day) = civil(fromDays: days)
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-            + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2)
-            + "." + pad(millisecond, 3) + "Z"
+        if year < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            digits(-year, 4)
+        } else {
+            digits(year, 4)
+        }
+        bytes.append(UInt8(ascii: "-"))
+        digits(month, 2)
+        bytes.append(UInt8(ascii: "-"))
+        digits(day, 2)
+        bytes.append(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, 2)
+        bytes.append(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, 2)
+        bytes.append(UInt8(ascii: "."))
+        digits(millisecond, 3)
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when it is not one.
@@ -93,10 +136,11 @@ public enum ISO8601 {
         guard let hour = number(2), expect(58), let minute = number(2), expect(58), let second = number(2),
               (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
         else { return nil }
+        // In milliseconds, so that whole milliseconds add up exactly (before 1970 too).
         var fraction = 0.0
         if index < bytes.count && bytes[index] == 46 {
             index += 1
-            var scale = 0.1
+            var scale = 100.0
             let start = index
             while index < bytes.count, bytes[index] >= 48 && bytes[index] <= 57 {
                 fraction += Double(bytes[index] - 48) * scale
@@ -121,13 +165,8 @@ public enum ISO8601 {
         }
         guard index == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = Double(days) * 86_400 + Double(hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
-        return Date(timeIntervalSince1970: seconds)
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
+        return Date(timeIntervalSince1970: (Double(seconds) * 1000 + fraction) / 1000)
     }
 
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
@@ -154,8 +193,9 @@ public enum ISO8601 {
 }
 
 extension Date {
-    /// Unix time in whole milliseconds.
-    public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Unix time in milliseconds, rounded to the nearest: `Date` keeps its time from 2001, so
+    /// the instant of a whole millisecond reads back a hair below it (1 ms early if floored).
+    public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
 
     /// The date at a Unix time in milliseconds.
     public init(unixMilliseconds: Int64) {

@@ -80,7 +80,7 @@ final class Changes {
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """).execute(arguments: [
                 card.id, user, card.front, card.back, card.kind, JSONValue.array(card.tags.map(JSONValue.string)).jsonText, card.setId,
-                card.materialId, card.chunkId, card.subjectId, card.createdAt.unixMillisecondsRounded, card.updatedAt.unixMillisecondsRounded, device,
+                card.materialId, card.chunkId, card.subjectId, card.createdAt.unixMilliseconds, card.updatedAt.unixMilliseconds, device,
             ])
         try logChange(.flashcard, card.id)
         try Outbox.append(db, Store.flashcardCreated, card, user: user)
@@ -130,7 +130,7 @@ final class Changes {
         try db.cachedStatement(sql: """
             INSERT INTO tombstone (user_id, kind, record_id, deleted_at, device) VALUES (?, ?, ?, ?, ?)
             ON CONFLICT (user_id, kind, record_id) DO UPDATE SET deleted_at = excluded.deleted_at, device = excluded.device
-            """).execute(arguments: [user, kind, id, at.unixMillisecondsRounded, device])
+            """).execute(arguments: [user, kind, id, at.unixMilliseconds, device])
         try logChange(kind, id)
     }
 

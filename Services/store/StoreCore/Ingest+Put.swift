@@ -50,7 +50,7 @@ extension Ingest {
                                end_seconds, start_offset, end_offset, section, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
-        let now = changes.now.unixMillisecondsRounded
+        let now = changes.now.unixMilliseconds
         var chunkIDs: [String] = []
         chunkIDs.reserveCapacity(order.count)
         var chunkIDByOrdinal: [Int: String] = [:]

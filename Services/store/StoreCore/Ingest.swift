@@ -39,7 +39,7 @@ extension StoreService {
             let age = request.olderThanSeconds ?? 600
             guard age.isFinite, age >= 1 else { throw BusError.invalidArgument("field 'olderThanSeconds' must be at least 1") }
             let limit = try Validate.limit(request.limit, default: 100, maximum: 1000)
-            let cutoff = clock.now().addingTimeInterval(-age).unixMillisecondsRounded
+            let cutoff = clock.now().addingTimeInterval(-age).unixMilliseconds
             let user = context.user.flatMap { $0.isEmpty ? nil : $0 }
             return try await database.pool.read { db in try Ingest.stuck(before: cutoff, user: user, limit: limit, db) }
         }

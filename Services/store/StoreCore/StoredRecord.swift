@@ -31,7 +31,7 @@ extension StoredRecord {
     public static var databaseColumnEncodingStrategy: DatabaseColumnEncodingStrategy { .custom { ColumnName.snakeCase($0.stringValue) } }
     public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy { .millisecondsSince1970 }
     // Rounded, not floored like GRDB's own: a date parsed from "…10.123Z" is 10.12299999… s.
-    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .custom { $0.unixMillisecondsRounded } }
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy { .custom { $0.unixMilliseconds } }
 
     public static var createdTopic: Topic<Self>? { nil }
     public static var updatedTopic: Topic<Self>? { nil }
@@ -78,12 +78,9 @@ struct ColumnName: CodingKey, Sendable {
 }
 
 extension Date {
-    /// Unix time in milliseconds, rounded to the nearest.
-    var unixMillisecondsRounded: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
-
     /// The same instant at the millisecond precision the store keeps, so that a record returned
     /// by a write equals the record read back later.
-    var atStorePrecision: Date { Date(unixMilliseconds: unixMillisecondsRounded) }
+    var atStorePrecision: Date { Date(unixMilliseconds: unixMilliseconds) }
 }
 
 // Enums are stored as their raw strings.

@@ -118,11 +118,11 @@ enum Sync {
 
     /// Whether the pushed change is newer than what the store has (the record or its tombstone).
     private static func wins<R: StoredRecord>(_ change: SyncChange, over existing: R?, _ changes: Changes) throws -> Bool {
-        let incoming = Version(at: change.updatedAt.unixMillisecondsRounded, deleted: change.deleted, device: changes.device)
+        let incoming = Version(at: change.updatedAt.unixMilliseconds, deleted: change.deleted, device: changes.device)
         let current: Version?
         if let existing {
             let device = try String.fetchOne(changes.db, sql: "SELECT device FROM \(R.table) WHERE user_id = ? AND id = ?", arguments: [changes.user, existing.id])
-            current = Version(at: existing.updatedAt.unixMillisecondsRounded, deleted: false, device: device ?? "")
+            current = Version(at: existing.updatedAt.unixMilliseconds, deleted: false, device: device ?? "")
         } else if let row = try Row.fetchOne(changes.db, sql: "SELECT deleted_at, device FROM tombstone WHERE user_id = ? AND kind = ? AND record_id = ?",
                                              arguments: [changes.user, change.kind, change.id]) {
             current = Version(at: row["deleted_at"], deleted: true, device: row["device"])

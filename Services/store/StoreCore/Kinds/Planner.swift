@@ -37,8 +37,8 @@ enum StudySessionRecords: RecordKind {
         var query = ListQuery(orderBy: "started_at", descending: true)
         if let id = request.subjectId { try Validate.id(id, field: "subjectId") }
         query.filter("subject_id", equals: request.subjectId)
-        if let from = request.from { query.filter("started_at >= ?", from.unixMillisecondsRounded) }
-        if let to = request.to { query.filter("started_at < ?", to.unixMillisecondsRounded) }
+        if let from = request.from { query.filter("started_at >= ?", from.unixMilliseconds) }
+        if let to = request.to { query.filter("started_at < ?", to.unixMilliseconds) }
         return query
     }
 
@@ -94,7 +94,7 @@ enum StudyTaskRecords: RecordKind {
         if let id = request.subjectId { try Validate.id(id, field: "subjectId") }
         query.filter("is_done", equals: request.isDone)
         query.filter("subject_id", equals: request.subjectId)
-        if let dueBefore = request.dueBefore { query.filter("due_at < ?", dueBefore.unixMillisecondsRounded) }
+        if let dueBefore = request.dueBefore { query.filter("due_at < ?", dueBefore.unixMilliseconds) }
         return query
     }
 }
@@ -103,7 +103,7 @@ extension StoreService {
     func registerProgressMethods() {
         host.handle(Store.progressToday) { [self] request, context in
             let day = try CalendarDay(request, now: clock.now())
-            let now = clock.now().unixMillisecondsRounded
+            let now = clock.now().unixMilliseconds
             return try await read(context) { db, user in try day.progress(db, user: user, now: now) }
         }
         host.handle(Store.notesCompletion) { [self] request, context in
@@ -144,8 +144,8 @@ struct CalendarDay {
         self.date = String(format: "%04d-%02d-%02d", components.year!, components.month!, components.day!)
         self.timeZone = timeZone
         timeZoneName = zoneName
-        self.start = start.unixMillisecondsRounded
-        self.end = end.unixMillisecondsRounded
+        self.start = start.unixMilliseconds
+        self.end = end.unixMilliseconds
     }
 
     /// `progress.today` from the rows: sessions overlapping the day (the part within it, a

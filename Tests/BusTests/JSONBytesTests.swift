@@ -4,12 +4,12 @@ import Testing
 
 /// The byte-level header writer must produce exactly what the general JSON writer does.
 @Suite("Header writer")
-struct HeaderWriterTests {
+struct JSONBytesTests {
     @Test("strings are escaped as the JSON writer escapes them", arguments: [
         "", "plain", "quote\"d", "back\\slash", "line\nbreak\r\ttab", "\u{01}\u{1F}ctl", "ünïcödé ✓ 🚀", "a/b",
     ])
     func strings(_ text: String) throws {
-        var writer = HeaderWriter()
+        var writer = JSONBytes()
         writer.string(text)
         var reference = JSONWriter()
         reference.writeString(text)
@@ -19,7 +19,7 @@ struct HeaderWriterTests {
 
     @Test("integers are written in decimal", arguments: [Int64.min, -1, 0, 7, 1_764_000_000_000, Int64.max])
     func integers(_ value: Int64) {
-        var writer = HeaderWriter()
+        var writer = JSONBytes()
         writer.int(value)
         #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
     }

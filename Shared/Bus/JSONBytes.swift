@@ -1,11 +1,12 @@
 import Foundation
 
-/// Writes the flat JSON objects of headers straight into bytes.
+/// Writes compact JSON straight into bytes: the headers of every message and, through
+/// ``PayloadEncoder``, their payloads.
 ///
-/// Every message carries a header, so this is on the hot path of every call and event: no
-/// `String` building, no interpolation (which goes through dynamic casts), one allocation for
-/// the bytes. The output is the same compact JSON as ``JSONWriter``'s.
-struct HeaderWriter {
+/// This is on the hot path of every call and event: no `String` building, no interpolation
+/// (which goes through dynamic casts), one growing allocation for the bytes. The output is the
+/// same compact JSON as ``JSONWriter``'s.
+struct JSONBytes {
     private(set) var bytes: [UInt8] = []
 
     init(capacity: Int = 128) {
@@ -20,13 +21,43 @@ struct HeaderWriter {
     /// Appends `value` in decimal.
     mutating func int(_ value: Int64) {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
+        uint(value.magnitude)
+    }
+
+    /// Appends one byte of JSON syntax (`{`, `,`, ...).
+    mutating func byte(_ byte: UInt8) {
+        bytes.append(byte)
+    }
+
+    /// Appends `text`, which the caller knows to be valid JSON, as it is.
+    mutating func verbatim(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Appends `value` in decimal.
+    mutating func uint(_ value: UInt64) {
+        var magnitude = value
         let start = bytes.count
         repeat {
             bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
             magnitude /= 10
         } while magnitude > 0
         bytes[start...].reverse()
+    }
+
+    /// Appends a finite floating-point number as Foundation's `JSONEncoder` writes it: the
+    /// shortest text that reads back the same, without a trailing `.0` (`1`, `0.1`, `1e-07`).
+    mutating func number<Number: BinaryFloatingPoint & LosslessStringConvertible>(_ value: Number) {
+        var text = value.description
+        if text.hasSuffix(".0") { text.removeLast(2) }
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// Appends a date as a JSON string in the protocol's form, `"2026-11-22T10:00:00.000Z"`.
+    mutating func date(_ date: Date) {
+        bytes.append(UInt8(ascii: "\""))
+        ISO8601.write(unixMilliseconds: date.unixMilliseconds, into: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// Appends `text` as a JSON string, escaping what JSON requires.
