@@ -36,7 +36,10 @@ public final class ServiceDatabase: Sendable {
         configuration.busyMode = .timeout(5)
         configuration.foreignKeysEnabled = true
         configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            // Temporary files in memory: above all statement journals, which SQLite otherwise
+            // spills to /var/tmp once a statement changes 64 KiB of pages already changed in its
+            // transaction (every insert of a 1,000-chunk put did; 420,000 writes per 37 puts).
+            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA temp_store = MEMORY")
         }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
