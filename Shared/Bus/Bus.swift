@@ -129,6 +129,11 @@ public final class Bus: Sendable {
         let localDeadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
         let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
         let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
+        let largest = max(payload.count, options.attachment?.count ?? 0)
+        guard largest <= configuration.maxMessageBytes else {
+            throw .messageTooLarge("the request to \(service)/\(method)", bytes: largest, limit: configuration.maxMessageBytes,
+                                   advice: "send less at once or raise the limit for the broker and this process")
+        }
         var frames = [Data(), MDP.Frames.client, Data(service.utf8), Data(method.utf8), header.encoded(), payload]
         if let attachment = options.attachment { frames.append(attachment) }
 
@@ -186,6 +191,10 @@ public final class Bus: Sendable {
 
     /// Publishes JSON bytes on a topic given by name, on this process's stream.
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
+        guard payload.count <= configuration.maxMessageBytes else {
+            throw .messageTooLarge("the \(topic) event", bytes: payload.count, limit: configuration.maxMessageBytes,
+                                   advice: "publish a reference to the data instead of the data")
+        }
         let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds)
         if mustSend { try sendPublished() }
     }

@@ -182,18 +182,14 @@ public final class ServiceHost: Service, Sendable {
         }
     }
 
-    /// A reply frame larger than the broker accepts would not reach the caller: the broker
-    /// drops the connection that sent it, failing every request this host has in flight. Such
-    /// a reply becomes RESOURCE_EXHAUSTED naming the limit instead.
+    /// A reply frame larger than the broker accepts would not reach the caller, and the
+    /// broker would drop this host's connection with every request in flight on it.
     private func oversized(payload: Data, attachment: Data?, method: String) -> BusError? {
         let limit = bus.configuration.maxMessageBytes
-        let bytes = Int64(max(payload.count, attachment?.count ?? 0))
+        let bytes = max(payload.count, attachment?.count ?? 0)
         guard bytes > limit else { return nil }
-        return BusError(
-            .resourceExhausted,
-            "the reply of \(service)/\(method) is \(bytes) bytes, more than the largest message the broker accepts "
-                + "(BROKER_MAX_MESSAGE_BYTES = \(limit)); ask for less at once (filters, paging) or raise the limit for the broker and \(service)",
-            details: .object(["bytes": .int(bytes), "limit": .int(limit), "setting": .string("BROKER_MAX_MESSAGE_BYTES")]))
+        return .messageTooLarge("the reply of \(service)/\(method)", bytes: bytes, limit: limit,
+                                advice: "ask for less at once (filters, paging) or raise the limit for the broker and \(service)")
     }
 
     private func replyError(for error: any Error, logger: Logger) -> BusError {

@@ -90,6 +90,19 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
     public static func permissionDenied(_ message: String) -> BusError { BusError(.permissionDenied, message) }
     public static func aborted(_ message: String) -> BusError { BusError(.aborted, message) }
     public static func outOfRange(_ message: String) -> BusError { BusError(.outOfRange, message) }
+
+    /// RESOURCE_EXHAUSTED for a message larger than the broker accepts. Such a frame never
+    /// arrives: the broker drops the connection that sent it, failing everything else in flight
+    /// on it, so senders refuse it first with this error.
+    /// - Parameters:
+    ///   - what: the message, as the sentence's subject ("the reply of store/export").
+    ///   - advice: what the caller can do, after a semicolon.
+    public static func messageTooLarge(_ what: String, bytes: Int, limit: Int64, advice: String) -> BusError {
+        BusError(
+            .resourceExhausted,
+            "\(what) is \(bytes) bytes, more than the largest message the broker accepts (BROKER_MAX_MESSAGE_BYTES = \(limit)); \(advice)",
+            details: .object(["bytes": .int(Int64(bytes)), "limit": .int(limit), "setting": .string("BROKER_MAX_MESSAGE_BYTES")]))
+    }
 }
 
 /// A service's own error type that knows its status code. Handlers may throw these directly;

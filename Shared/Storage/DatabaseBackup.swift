@@ -46,13 +46,10 @@ extension ServiceDatabase {
             throw .internal("cannot read the size of the backup copy \(temporary.path): \(error.localizedDescription)")
         }
         guard bytes <= limit else {
-            throw BusError(
-                .resourceExhausted,
-                "the backup of \(service) is \(bytes) bytes, more than the largest message the broker accepts "
-                    + "(BROKER_MAX_MESSAGE_BYTES = \(limit)); raise BROKER_MAX_MESSAGE_BYTES for the broker and \(service) "
-                    + "above the database's size, or copy \(url.lastPathComponent) with the sqlite3 shell in the service's "
-                    + "container (docs/operations.md, Backups)",
-                details: .object(["bytes": .int(bytes), "limit": .int(limit), "setting": .string("BROKER_MAX_MESSAGE_BYTES")]))
+            throw .messageTooLarge(
+                "the backup of \(service)", bytes: Int(bytes), limit: limit,
+                advice: "raise BROKER_MAX_MESSAGE_BYTES for the broker and \(service) above the database's size, or copy "
+                    + "\(url.lastPathComponent) with the sqlite3 shell in the service's container (docs/operations.md, Backups)")
         }
         let data: Data
         do {
