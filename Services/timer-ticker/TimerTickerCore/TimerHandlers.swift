@@ -75,7 +75,7 @@ struct TimerHandlers: Sendable {
         try await recordOverdueCompletion(id: request.id, user: user)
         return try await change(context) { db, nowMs in
             guard var row = try TimerRow.fetch(db, id: request.id, user: user) else { throw Self.notFound(request.id) }
-            if row.status == .running, let endMs = row.endMs, endMs <= nowMs {
+            if row.hasRunOut(atMs: nowMs) {
                 // The run is over though its completion is not recorded yet: record it now.
                 // The engine follows the last row synced in the transaction.
                 row = try recorder.complete(db, row, firedMs: nowMs)
@@ -90,10 +90,12 @@ struct TimerHandlers: Sendable {
     /// (pausing what is now completed) must not roll the completion back. The action's own
     /// transaction checks again, for a run that ends between the two.
     private func recordOverdueCompletion(id: String, user: String) async throws {
+        // Almost always there is nothing to record: find that out without the write lock.
+        let readAtMs = wallClock.now().unixMilliseconds
+        guard try await database.pool.read({ db in try TimerRow.fetch(db, id: id, user: user)?.hasRunOut(atMs: readAtMs) ?? false }) else { return }
         let recorded = try await database.pool.write { [wallClock, recorder, sync] db -> Bool in
             let nowMs = wallClock.now().unixMilliseconds
-            guard let row = try TimerRow.fetch(db, id: id, user: user), row.status == .running,
-                  let endMs = row.endMs, endMs <= nowMs else { return false }
+            guard let row = try TimerRow.fetch(db, id: id, user: user), row.hasRunOut(atMs: nowMs) else { return false }
             sync.syncAfterCommit(db, try recorder.complete(db, row, firedMs: nowMs))
             return true
         }

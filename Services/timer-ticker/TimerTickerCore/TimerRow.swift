@@ -77,6 +77,13 @@ struct TimerRow: FetchableRecord, Sendable {
         updatedMs = nowMs
     }
 
+    /// Whether the timer runs and its run is over at `nowMs` (its completion may not be recorded
+    /// yet: the engine fires a moment after the end).
+    func hasRunOut(atMs nowMs: Int64) -> Bool {
+        guard status == .running, let endMs else { return false }
+        return endMs <= nowMs
+    }
+
     /// The wire record as of `nowMs` (a running timer's remaining time counts down).
     func record(nowMs: Int64) -> CountdownTimer {
         let remaining = status == .running ? max(0, (endMs ?? nowMs) - nowMs) : remainingMs
