@@ -49,6 +49,20 @@ struct FormatEndToEndTests {
         }
     }
 
+    @Test("a title and a section of many accents or emoji are cut to the store's limit in Unicode scalars, and the material is stored")
+    func unicodeTitleAtLimit() async throws {
+        try await withIngest { world in
+            let accented = String(repeating: "e\u{301}", count: 300)
+            let scientist = "\u{1F469}\u{1F3FD}\u{200D}\u{1F52C}"
+            let markdown = "# \(accented)\n\nThe introduction.\n\n## \(String(repeating: scientist, count: 60))\n\nIn the laboratory."
+            let result = try await world.submit(data: Data(markdown.utf8), IngestSubmit(fileName: "accents.md", options: IngestOptions(generateFlashcards: false)))
+            #expect(result.material.status == .ready)
+            #expect(result.material.title.unicodeScalars.elementsEqual(String(repeating: "e\u{301}", count: 100).unicodeScalars))
+            let sections = try await world.chunks(result.materialId).compactMap(\.section)
+            #expect(sections.contains { $0.unicodeScalars.elementsEqual(String(repeating: scientist, count: 50).unicodeScalars) })
+        }
+    }
+
     @Test("TXT: paragraphs become chunks with offsets into the document's text")
     func plainText() async throws {
         try await withIngest { world in

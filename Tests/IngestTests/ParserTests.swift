@@ -88,6 +88,43 @@ struct ParserTests {
         #expect(SubtitleExtractor.stripTags("{\\an8}<b>Bold</b> &amp; plain") == "Bold & plain")
     }
 
+    @Test("subtitle cues: character references decoded once (numeric and named ones too), tags removed")
+    func subtitleEntities() throws {
+        let srt = "1\n00:00:01,000 --> 00:00:02,000\n<i>Rock &#39;n&#39; roll</i> &amp; blues: &amp;lt; is &quot;&lt;&quot;, caf&eacute;\n"
+        let document = try SubtitleExtractor.extract(srt, fileName: "song.srt")
+        #expect(document.blocks.map { document.string($0) } == ["Rock 'n' roll & blues: &lt; is \"<\", café"])
+    }
+
+    @Test("HTML in an e-mail part: the part's charset reads a page that declares none; a page's own declaration wins")
+    func htmlCharsetFromOutside() {
+        let latin1 = Data("<p>citt".utf8) + Data([0xE0]) + Data(" bella</p>".utf8)
+        let document = HTMLExtractor.extract(latin1, charset: "iso-8859-1")
+        #expect(document.blocks.map { document.string($0) } == ["città bella"])
+        let declared = HTMLExtractor.extract(Data("<meta charset=\"utf-8\"><p>città</p>".utf8), charset: "iso-8859-1")
+        #expect(declared.blocks.map { declared.string($0) } == ["città"])
+    }
+
+    @Test("Anki export without a #separator line: the delimiter is guessed from its first row, not the header")
+    func ankiWithoutSeparator() throws {
+        let document = try FlashcardTableExtractor.extract("#html:true\nCapital of Italy?\t<b>Rome</b>\n", delimiter: nil, fileName: "deck.txt")
+        #expect(document.cards.map(\.front) == ["Capital of Italy?"])
+        #expect(document.cards.map(\.back) == ["Rome"])
+    }
+
+    @Test("text is cut to the store's limit in Unicode scalars, between characters (accents and emoji sequences kept whole)")
+    func clippedToScalars() {
+        let accented = String(repeating: "e\u{301}", count: 300)
+        #expect(accented.clipped(toScalars: 200).unicodeScalars.elementsEqual(String(repeating: "e\u{301}", count: 100).unicodeScalars))
+        #expect(accented.clipped(toScalars: 201).unicodeScalars.count == 200)
+        let scientist = "\u{1F469}\u{1F3FD}\u{200D}\u{1F52C}"  // woman, skin tone, joiner, microscope: one character
+        let emoji = String(repeating: scientist, count: 60)
+        #expect(emoji.clipped(toScalars: 200).unicodeScalars.elementsEqual(String(repeating: scientist, count: 50).unicodeScalars))
+        #expect(emoji.clipped(toScalars: 203).count == 50)
+        #expect("e\u{301}\u{302}\u{303}\u{304}".clipped(toScalars: 3).unicodeScalars.count == 3, "a character longer than the limit is cut")
+        #expect("short".clipped(toScalars: 200) == "short")
+        #expect("".clipped(toScalars: 0) == "")
+    }
+
     @Test("iCalendar: folded lines, escaped text, durations, floating times as UTC")
     func icalendar() {
         let lines = ICalendar.contentLines("SUMMARY:Long\r\n  title\r\nDESCRIPTION:a\\, b\\nc\r\n")

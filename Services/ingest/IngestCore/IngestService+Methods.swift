@@ -97,7 +97,7 @@ extension IngestService {
         }
         let extensionLength = FormatDetection.fileExtension(fileName).count
         let stem = extensionLength > 0 ? String(fileName.dropLast(extensionLength + 1)) : fileName
-        return String((stem.isEmpty ? fileName : stem).unicodeScalars.prefix(StoreLimits.titleLength))
+        return (stem.isEmpty ? fileName : stem).clipped(toScalars: StoreLimits.titleLength)
     }
 
     private static func options(_ options: IngestOptions?) throws(BusError) -> (generate: Bool, max: Int) {

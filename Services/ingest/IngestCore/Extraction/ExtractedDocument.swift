@@ -118,6 +118,14 @@ struct DocumentBuilder {
         return document.blocks.count - 1
     }
 
+    /// Adds the paragraphs of laid-out text (a PDF page, OCR output): blank lines separate them,
+    /// and each one's lines are joined back into running text (``TextLines/unwrapped(_:)``).
+    mutating func laidOutText(_ bytes: [UInt8]) {
+        for lines in TextLines.paragraphs(TextLines.lines(bytes)) {
+            paragraph(utf8: TextLines.unwrapped(lines))
+        }
+    }
+
     /// Adds a timed cue (subtitles, transcript segments).
     mutating func cue(_ raw: String, start: Double, end: Double) {
         let text = Self.normalizedParagraph(raw.utf8)

@@ -25,19 +25,19 @@ enum Extraction {
         let document: ExtractedDocument
         switch format {
         case .txt:
-            document = try await offload { () throws(BusError) in
+            document = try await offThePool { () throws(BusError) in
                 let (text, _) = TextDecoding.decode(data)
                 return try FlashcardTableExtractor.isAnkiExport(text)
                     ? FlashcardTableExtractor.extract(text, delimiter: nil, fileName: fileName)
                     : PlainTextExtractor.extract(text)
             }
-        case .md: document = try await offload { () throws(BusError) in MarkdownExtractor.extract(TextDecoding.decode(data).text) }
-        case .html: document = try await offload { () throws(BusError) in HTMLExtractor.extract(data) }
-        case .csv: document = try await offload { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: nil, fileName: fileName) }
-        case .tsv: document = try await offload { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: 0x09, fileName: fileName) }
-        case .srt, .vtt: document = try await offload { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
-        case .ics: document = try await offload { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
-        case .docx: document = try await offload { () throws(BusError) in try DOCXExtractor.extract(data, fileName: fileName) }
+        case .md: document = try await offThePool { () throws(BusError) in MarkdownExtractor.extract(TextDecoding.decode(data).text) }
+        case .html: document = try await offThePool { () throws(BusError) in HTMLExtractor.extract(data) }
+        case .csv: document = try await offThePool { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: nil, fileName: fileName) }
+        case .tsv: document = try await offThePool { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: 0x09, fileName: fileName) }
+        case .srt, .vtt: document = try await offThePool { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
+        case .ics: document = try await offThePool { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
+        case .docx: document = try await offThePool { () throws(BusError) in try DOCXExtractor.extract(data, fileName: fileName) }
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
         case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)
@@ -47,17 +47,6 @@ enum Extraction {
             throw .invalidArgument("no text found in '\(fileName)'; check that it is the right file and not empty inside")
         }
         return document
-    }
-
-    /// Runs CPU-bound work on a dispatch queue, so it does not hold one of the few threads of
-    /// Swift's cooperative pool that every request and call needs.
-    static func offload<Output: Sendable>(_ work: @escaping @Sendable () throws(BusError) -> Output) async throws(BusError) -> Output {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Output, BusError>, Never>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Result { () throws(BusError) -> Output in try work() })
-            }
-        }
-        return try result.get()
     }
 
     /// Writes `data` into the scratch folder for a tool to read; returns the path.

@@ -55,7 +55,7 @@ enum CalendarExtractor {
             throw .invalidArgument("the calendar '\(fileName)' has more than \(maximumEntries) events and to-dos; split it into smaller files")
         }
         let summary = properties["SUMMARY"]?.text.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
-        let title = String((summary.isEmpty ? (component == "VTODO" ? "To-do" : "Event") : summary).prefix(StoreLimits.titleLength))
+        let title = (summary.isEmpty ? (component == "VTODO" ? "To-do" : "Event") : summary).clipped(toScalars: StoreLimits.titleLength)
         let start = properties["DTSTART"].flatMap(ICalendar.date)
         var end = properties["DTEND"].flatMap(ICalendar.date)
         if end == nil, let start, let duration = properties["DURATION"].flatMap({ ICalendar.duration($0.value) }) { end = start + duration }

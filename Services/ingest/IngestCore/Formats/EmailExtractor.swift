@@ -13,7 +13,7 @@ enum EmailExtractor {
     static let maximumDepth = 3
 
     static func extract(_ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
-        let (headers, body, attachments) = try await Extraction.offload { () throws(BusError) in
+        let (headers, body, attachments) = try await offThePool { () throws(BusError) in
             let message = MIMEPart(Array(data)[...])
             guard message.headers["from"] != nil || message.headers["subject"] != nil || message.headers["content-type"] != nil else {
                 throw .invalidArgument("'\(fileName)' is not an e-mail message: it has no From, Subject or Content-Type header")
@@ -59,11 +59,7 @@ enum EmailExtractor {
         } else if type == "text/plain" {
             body.append(PlainTextExtractor.extract(TextDecoding.decode(part.decodedBody, charset: part.contentType.parameters["charset"])))
         } else if type == "text/html" {
-            var html = part.decodedBody
-            if let charset = part.contentType.parameters["charset"], HTMLExtractor.declaredCharset(html) == nil {
-                html = Data(TextDecoding.decode(html, charset: charset).utf8)
-            }
-            body.append(HTMLExtractor.extract(html))
+            body.append(HTMLExtractor.extract(part.decodedBody, charset: part.contentType.parameters["charset"]))
         }
     }
 

@@ -22,15 +22,15 @@ enum FlashcardTableExtractor {
     /// - Parameter delimiter: the field separator; nil to take it from an Anki header or guess it.
     static func extract(_ text: String, delimiter: UInt8?, fileName: String) throws(BusError) -> ExtractedDocument {
         let bytes = Array(text.utf8)
-        let lines = TextLines.lines(bytes)
+        var lines = TextLines.lines(bytes)[...]
         var settings = AnkiHeader()
         var bodyStart = 0
-        for line in lines {
-            guard line.first == 0x23, settings.read(String(decoding: line, as: UTF8.self)) else { break }
+        while let line = lines.first, line.first == 0x23, settings.read(String(decoding: line, as: UTF8.self)) {
             bodyStart = line.endIndex
+            lines.removeFirst()
         }
         let body = bytes[min(bodyStart, bytes.count)...]
-        let separator = settings.separator ?? delimiter ?? DelimitedText.guessDelimiter(TextLines.lines(Array(body)).first ?? [])
+        let separator = settings.separator ?? delimiter ?? DelimitedText.guessDelimiter(lines.first ?? [])
         var rows = DelimitedText.rows(body, delimiter: separator)
         var columns = Columns(skipping: settings.reservedColumns, tags: settings.tagsColumn)
         if let header = rows.first, let named = Columns(header: header) {
@@ -120,7 +120,7 @@ enum FlashcardTableExtractor {
             let separators: (Character) -> Bool = tagField.contains(";") ? { $0 == ";" } : { $0.isWhitespace }
             var tagList: [String] = []
             for tag in tagField.split(whereSeparator: separators).map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty && !tagList.contains(tag) {
-                tagList.append(String(tag.prefix(StoreLimits.labelLength)))
+                tagList.append(tag.clipped(toScalars: StoreLimits.labelLength))
             }
             return (front, back, FlashcardKind(rawValue: field(kind)) ?? .qa, Array(tagList.prefix(StoreLimits.tagsPerCard)))
         }

@@ -4,8 +4,10 @@ import Foundation
 /// (paragraphs, list items, table rows, …) paragraphs, `<title>` the document's title. A
 /// forgiving one-pass scanner, since real pages are rarely well-formed XML.
 enum HTMLExtractor {
-    static func extract(_ data: Data) -> ExtractedDocument {
-        let text = TextDecoding.decode(data, charset: declaredCharset(data))
+    /// - Parameter charset: the charset named outside the page (an e-mail part's), for a page
+    ///   that declares none.
+    static func extract(_ data: Data, charset: String? = nil) -> ExtractedDocument {
+        let text = TextDecoding.decode(data, charset: declaredCharset(data) ?? charset)
         var scanner = Scanner(bytes: Array(text.utf8))
         scanner.run()
         var builder = scanner.builder
@@ -131,10 +133,9 @@ enum HTMLExtractor {
         }
 
         private mutating func entity() {
-            let end = bytes[index...].prefix(12).firstIndex(of: 0x3B)
-            if let end, let decoded = HTMLEntities.decode(bytes[(index + 1)..<end]) {
+            if let (decoded, end) = HTMLEntities.reference(in: bytes, at: index) {
                 for byte in decoded.utf8 { character(byte) }
-                index = end + 1
+                index = end
             } else {
                 character(0x26)
                 index += 1
@@ -198,33 +199,4 @@ enum HTMLExtractor {
             (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || (byte >= 0x30 && byte <= 0x39) || byte == 0x2D || byte == 0x3A
         }
     }
-}
-
-/// HTML character references: numeric ones and the named ones study texts use.
-enum HTMLEntities {
-    /// The text of `&name;` given `name` (without `&` and `;`), if known.
-    static func decode(_ name: ArraySlice<UInt8>) -> String? {
-        let text = String(decoding: name, as: UTF8.self)
-        if text.hasPrefix("#") {
-            let digits = text.dropFirst()
-            let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
-            return value.flatMap(Unicode.Scalar.init).map { String(Character($0)) }
-        }
-        return named[text]
-    }
-
-    static let named: [String: String] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "copy": "©", "reg": "®", "trade": "™",
-        "hellip": "…", "mdash": "—", "ndash": "–", "lsquo": "‘", "rsquo": "’", "ldquo": "“", "rdquo": "”", "laquo": "«",
-        "raquo": "»", "bull": "•", "middot": "·", "deg": "°", "plusmn": "±", "times": "×", "divide": "÷", "euro": "€",
-        "pound": "£", "cent": "¢", "yen": "¥", "sect": "§", "para": "¶", "frac12": "½", "frac14": "¼", "frac34": "¾",
-        "sup2": "²", "sup3": "³", "micro": "µ", "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "pi": "π", "sigma": "σ",
-        "omega": "ω", "Delta": "Δ", "Sigma": "Σ", "Omega": "Ω", "le": "≤", "ge": "≥", "ne": "≠", "asymp": "≈", "infin": "∞",
-        "rarr": "→", "larr": "←", "harr": "↔", "agrave": "à", "aacute": "á", "acirc": "â", "auml": "ä", "egrave": "è",
-        "eacute": "é", "ecirc": "ê", "euml": "ë", "igrave": "ì", "iacute": "í", "icirc": "î", "iuml": "ï", "ograve": "ò",
-        "oacute": "ó", "ocirc": "ô", "ouml": "ö", "ugrave": "ù", "uacute": "ú", "ucirc": "û", "uuml": "ü", "ccedil": "ç",
-        "ntilde": "ñ", "szlig": "ß", "Agrave": "À", "Aacute": "Á", "Egrave": "È", "Eacute": "É", "Igrave": "Ì", "Ograve": "Ò",
-        "Ugrave": "Ù", "Auml": "Ä", "Ouml": "Ö", "Uuml": "Ü", "Ccedil": "Ç", "Ntilde": "Ñ", "iexcl": "¡", "iquest": "¿",
-        "shy": "", "zwnj": "", "zwj": "", "thinsp": " ", "ensp": " ", "emsp": " ",
-    ]
 }

@@ -13,9 +13,7 @@ enum ImageExtractor {
         var builder = DocumentBuilder()
         builder.page = 1
         builder.document.pageCount = 1
-        for paragraph in TextLines.paragraphs(TextLines.lines(Array(output))) {
-            builder.paragraph(utf8: TextLines.unwrapped(paragraph))
-        }
+        builder.laidOutText(Array(output))
         guard !builder.document.isBlank else {
             throw .invalidArgument("OCR found no text in the image '\(fileName)'; upload a sharper, well-lit image with the text upright")
         }

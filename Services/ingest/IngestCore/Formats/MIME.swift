@@ -4,9 +4,15 @@ import Foundation
 /// body, multipart bodies split into their parts.
 struct MIMEPart {
     /// Header names in lower case, values unfolded; the first of repeated headers.
-    var headers: [String: String]
+    let headers: [String: String]
     /// The body, still in its transfer encoding.
-    var body: ArraySlice<UInt8>
+    let body: ArraySlice<UInt8>
+    /// `text/plain` when absent (RFC 2045), lower case, with its parameters.
+    let contentType: (type: String, parameters: [String: String])
+    /// The file name of an attachment, if the part names one.
+    let fileName: String?
+    /// True for a part meant as a file rather than the message's text.
+    let isAttachment: Bool
 
     /// Parses a message or part: headers up to the first blank line, then the body.
     init(_ bytes: ArraySlice<UInt8>) {
@@ -30,23 +36,11 @@ struct MIMEPart {
         }
         self.headers = headers
         body = bytes[index...]
-    }
-
-    /// `text/plain` when absent (RFC 2045), lower case, with its parameters.
-    var contentType: (type: String, parameters: [String: String]) {
-        let (value, parameters) = MIME.valueAndParameters(headers["content-type"] ?? "text/plain")
-        return (value.isEmpty ? "text/plain" : value, parameters)
-    }
-
-    /// The file name of an attachment, if the part names one.
-    var fileName: String? {
-        let disposition = MIME.valueAndParameters(headers["content-disposition"] ?? "").parameters
-        return (disposition["filename"] ?? contentType.parameters["name"]).map(MIME.decodeWords)
-    }
-
-    /// True for a part meant as a file rather than the message's text.
-    var isAttachment: Bool {
-        MIME.valueAndParameters(headers["content-disposition"] ?? "").value == "attachment" || (fileName != nil && !contentType.type.hasPrefix("multipart/"))
+        let (type, parameters) = MIME.valueAndParameters(headers["content-type"] ?? "text/plain")
+        contentType = (type.isEmpty ? "text/plain" : type, parameters)
+        let disposition = MIME.valueAndParameters(headers["content-disposition"] ?? "")
+        fileName = (disposition.parameters["filename"] ?? parameters["name"]).map(MIME.decodeWords)
+        isAttachment = disposition.value == "attachment" || (fileName != nil && !contentType.type.hasPrefix("multipart/"))
     }
 
     /// The body with its transfer encoding (base64, quoted-printable) undone.

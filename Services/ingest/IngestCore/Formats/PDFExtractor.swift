@@ -25,7 +25,7 @@ enum PDFExtractor {
             }
             throw .invalidArgument("the PDF '\(fileName)' is damaged or truncated and cannot be read; upload the complete file. \(error.message)")
         }
-        let document = try await Extraction.offload { () throws(BusError) in pages(Array(output)).build() }
+        let document = try await offThePool { () throws(BusError) in pages(Array(output)).build() }
         guard document.isBlank else { return document }
         return try await scanned(path, pageCount: document.pageCount ?? 0, fileName: fileName, context: context)
     }
@@ -38,9 +38,7 @@ enum PDFExtractor {
         if pages.count > 1, pages.last!.allSatisfy({ $0 == 0x0A || $0 == 0x20 }) { pages.removeLast() }
         for (index, page) in pages.enumerated() {
             builder.page = index + 1
-            for paragraph in TextLines.paragraphs(TextLines.lines(Array(page))) {
-                builder.paragraph(utf8: TextLines.unwrapped(paragraph))
-            }
+            builder.laidOutText(Array(page))
         }
         builder.document.pageCount = pages.count
         return builder
@@ -62,9 +60,7 @@ enum PDFExtractor {
         for (index, image) in images.enumerated() {
             builder.page = index + 1
             let text = try await ImageExtractor.recognize(context.scratch.appending(path: image).path, fileName: fileName, context: context)
-            for paragraph in TextLines.paragraphs(TextLines.lines(Array(text))) {
-                builder.paragraph(utf8: TextLines.unwrapped(paragraph))
-            }
+            builder.laidOutText(Array(text))
         }
         builder.document.pageCount = max(pageCount, images.count)
         guard !builder.document.isBlank else {

@@ -62,7 +62,6 @@ enum SubtitleExtractor {
                 out.append(character)
             }
         }
-        return out.replacingOccurrences(of: "&amp;", with: "&").replacingOccurrences(of: "&lt;", with: "<")
-            .replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&nbsp;", with: " ")
+        return HTMLEntities.decoded(out)
     }
 }

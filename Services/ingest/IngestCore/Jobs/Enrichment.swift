@@ -78,7 +78,7 @@ struct Enricher: Sendable {
     /// The summary within the store's limit.
     static func summary(_ text: String) -> String? {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return trimmed.isEmpty ? nil : String(trimmed.unicodeScalars.prefix(StoreLimits.summaryLength))
+        return trimmed.isEmpty ? nil : trimmed.clipped(toScalars: StoreLimits.summaryLength)
     }
 
     /// Keywords within the store's limits: trimmed, short enough, no duplicates.

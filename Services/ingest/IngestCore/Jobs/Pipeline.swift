@@ -37,7 +37,7 @@ struct Pipeline: Sendable {
         stages.enter(.chunking)
         let settings = configuration.chunking
         let limit = Int(bus.configuration.maxMessageBytes)
-        let chunks = try await Extraction.offload { () throws(BusError) in
+        let chunks = try await offThePool { () throws(BusError) in
             let chunks = try Chunker.chunks(of: document, settings: settings)
             try StoreWrites.checkFits(chunks, messageLimit: limit, fileName: job.fileName)
             return chunks
@@ -87,17 +87,17 @@ struct Pipeline: Sendable {
                                    chunkOrdinal: chunkOfBlock.ordinal(containing: document.blocks[card.block].bytes.lowerBound))
             }
         }
-        let foundTitle = document.title.map { String($0.prefix(StoreLimits.titleLength)) }.flatMap { $0.isEmpty ? nil : $0 }
+        let foundTitle = document.title.map { $0.clipped(toScalars: StoreLimits.titleLength) }.flatMap { $0.isEmpty ? nil : $0 }
         let title = job.titleFromDocument ? foundTitle : nil
         return MaterialPut(
             materialId: job.material.id, title: title, summary: enrichment.summary, keywords: enrichment.keywords,
             sourceDocument: SourceDocumentInput(
-                title: String((foundTitle ?? job.fileName).prefix(StoreLimits.titleLength)), pageCount: document.pageCount,
+                title: (foundTitle ?? job.fileName).clipped(toScalars: StoreLimits.titleLength), pageCount: document.pageCount,
                 durationSeconds: document.durationSeconds, language: document.language),
             chunks: chunks.map { chunk in
                 ChunkInput(ordinal: chunk.ordinal, text: chunk.text, pageNumber: chunk.page, startSeconds: chunk.startSeconds,
                            endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset,
-                           section: chunk.section.map { String($0.prefix(StoreLimits.titleLength)) })
+                           section: chunk.section.map { $0.clipped(toScalars: StoreLimits.titleLength) })
             },
             flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title,
             tasks: calendarTasks(document.calendar, job: job), sessions: calendarSessions(document.calendar, job: job))
