@@ -21,7 +21,7 @@ extension ServiceDatabase {
             context.logger.info("backup requested")
             // The copy, the read and the hash block for as long as the file is large: keep them
             // off the cooperative pool, which every other request needs.
-            let (info, data) = try await Self.offThePool { () throws(BusError) in try self.snapshot(service: service, limit: limit) }
+            let (info, data) = try await offThePool(qos: .utility) { () throws(BusError) in try self.snapshot(service: service, limit: limit) }
             context.logger.info("backup sent", metadata: ["bytes": "\(info.bytes)", "migrations": "\(info.migrations.count)"])
             return (info, data)
         })
@@ -74,15 +74,5 @@ extension ServiceDatabase {
         for name in names where name.hasPrefix(Self.copyPrefix) {
             try? FileManager.default.removeItem(at: folder.appending(path: name))
         }
-    }
-
-    /// Runs blocking `work` on a dispatch thread and returns its result.
-    private static func offThePool<T: Sendable>(_ work: @escaping @Sendable () throws(BusError) -> T) async throws(BusError) -> T {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<T, BusError>, Never>) in
-            DispatchQueue.global(qos: .utility).async {
-                continuation.resume(returning: Result { () throws(BusError) in try work() })
-            }
-        }
-        return try result.get()
     }
 }

@@ -146,16 +146,10 @@ final class Dispatcher: Sendable {
         throw Self.exhausted(.transcribe, failures)
     }
 
-    /// Runs local work; long texts (tens of milliseconds and more) on a dispatch queue, so they
-    /// do not hold one of the few threads of Swift's cooperative pool that every request needs.
+    /// Runs local work; long texts (tens of milliseconds and more) off the cooperative pool.
     static func compute<Output: Sendable>(heavy: Bool, _ work: @escaping @Sendable () throws(BusError) -> Output) async throws(BusError) -> Output {
         guard heavy else { return try work() }
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Output, BusError>, Never>) in
-            DispatchQueue.global(qos: .userInitiated).async {
-                continuation.resume(returning: Result { () throws(BusError) -> Output in try work() })
-            }
-        }
-        return try result.get()
+        return try await offThePool(work)
     }
 
     // MARK: One provider
