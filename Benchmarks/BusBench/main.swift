@@ -53,7 +53,7 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1]")
+    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe|codec [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1]")
     exit(64)
 }
 let options = Options(arguments.dropFirst(2))
@@ -141,6 +141,42 @@ case "subscribe":
     report("\(name)_dropped", Double(count - received), "msgs")
     if decodeFailures > 0 { report("\(name)_decode_failures", Double(decodeFailures), "msgs") }
     await bus.shutdown()
+
+case "codec":
+    // Payload JSON in-process: the bus's codec and Foundation's, on a small body and on a
+    // 1 MB document of 1,000 records.
+    struct Record: Codable { var ordinal: Int; var text: String; var page: Int?; var at: Date; var tags: [String] }
+    struct Document: Codable { var title: String; var records: [Record] }
+    let large = Document(title: "bench", records: (0..<1000).map {
+        Record(ordinal: $0, text: String(repeating: "word and / \"more\" ", count: 52), page: $0 / 3, at: Date(), tags: ["a", "b"])
+    })
+    func time(_ name: String, _ repeats: Int, _ work: () throws -> Void) rethrows {
+        let started = ContinuousClock.now
+        for _ in 0..<repeats { try work() }
+        report(name, Double((ContinuousClock.now - started).wholeMicroseconds) / Double(repeats), "us")
+    }
+    struct State: Codable {
+        var id: String, userId: String, setId: String?, dueAt: Date, reviewCount: Int, lapses: Int, lastReviewedAt: Date?
+        var ease: Double, interval: Int, stability: Double?, difficulty: Double?, sm2DueAt: Date, fsrsDueAt: Date, createdAt: Date, updatedAt: Date
+    }
+    let state = State(id: "card-1", userId: "user-1", setId: "set-1", dueAt: Date(), reviewCount: 3, lapses: 1, lastReviewedAt: Date(),
+                      ease: 2.5, interval: 6, stability: 3.2, difficulty: 5.1, sm2DueAt: Date(), fsrsDueAt: Date(), createdAt: Date(), updatedAt: Date())
+    let stateData = try WireCoding.encode(state)
+    let small = body(size: 200, n: 7)
+    let smallData = try WireCoding.encode(small), largeData = try WireCoding.encode(large)
+    let foundationEncoder = WireCoding.encoder(), foundationDecoder = WireCoding.decoder()
+    try time("codec_small_encode_us", 200_000) { _ = try WireCoding.encode(small) }
+    try time("codec_small_encode_foundation_us", 200_000) { _ = try foundationEncoder.encode(small) }
+    try time("codec_small_decode_us", 200_000) { _ = try WireCoding.decode(BenchBody.self, from: smallData) }
+    try time("codec_small_decode_foundation_us", 200_000) { _ = try foundationDecoder.decode(BenchBody.self, from: smallData) }
+    try time("codec_dated_encode_us", 100_000) { _ = try WireCoding.encode(state) }
+    try time("codec_dated_encode_foundation_us", 100_000) { _ = try foundationEncoder.encode(state) }
+    try time("codec_dated_decode_us", 100_000) { _ = try WireCoding.decode(State.self, from: stateData) }
+    try time("codec_dated_decode_foundation_us", 100_000) { _ = try foundationDecoder.decode(State.self, from: stateData) }
+    try time("codec_1mb_encode_us", 50) { _ = try WireCoding.encode(large) }
+    try time("codec_1mb_encode_foundation_us", 50) { _ = try foundationEncoder.encode(large) }
+    try time("codec_1mb_decode_us", 50) { _ = try WireCoding.decode(Document.self, from: largeData) }
+    try time("codec_1mb_decode_foundation_us", 50) { _ = try foundationDecoder.decode(Document.self, from: largeData) }
 
 default:
     print("unknown mode \(arguments[1])")

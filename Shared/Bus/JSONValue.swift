@@ -344,8 +344,11 @@ struct JSONParser {
             }
             if byte < 0x20 { throw fail("control character in string") }
             if byte != UInt8(ascii: "\\") {
-                buffer.append(byte)
-                offset += 1
+                // The run up to the next quote, backslash or control character, at once.
+                let run = offset
+                repeat { offset += 1 } while offset < bytes.count && bytes[offset] != UInt8(ascii: "\"")
+                    && bytes[offset] != UInt8(ascii: "\\") && bytes[offset] >= 0x20
+                buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[run..<offset]))
                 continue
             }
             offset += 1
@@ -445,7 +448,7 @@ struct JSONParser {
         guard offset < bytes.count else { throw fail("unexpected end of input") }
         switch bytes[offset] {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
-            _ = try parseValue()
+            try skipContainer()
         case UInt8(ascii: "\""):
             try skipString()
         case UInt8(ascii: "t"): try expectLiteral("true")
@@ -453,6 +456,37 @@ struct JSONParser {
         case UInt8(ascii: "n"): try expectLiteral("null")
         default: _ = try parseNumber()
         }
+    }
+
+    /// Checks an object or array and moves past it without building it.
+    mutating func skipContainer() throws(JSONParseError) {
+        try enter()
+        let isObject = bytes[offset] == UInt8(ascii: "{")
+        let closer = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        offset += 1
+        skipWhitespace()
+        if offset < bytes.count && bytes[offset] == closer {
+            offset += 1
+            depth -= 1
+            return
+        }
+        while true {
+            if isObject {
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+                try skipString()
+                skipWhitespace()
+                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+                offset += 1
+            }
+            try skipValue()
+            skipWhitespace()
+            guard offset < bytes.count else { throw fail("unterminated object or array") }
+            if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
+            if bytes[offset] == closer { offset += 1; break }
+            throw fail(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
+        }
+        depth -= 1
     }
 
     /// Moves past a string, validating escapes but not building it.

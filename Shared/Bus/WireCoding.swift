@@ -44,10 +44,12 @@ public enum WireCoding {
         }
     }
 
-    /// Decodes payload JSON; an empty payload reads as `{}`, so types whose fields are all
-    /// optional accept it.
+    /// Decodes payload JSON (with ``PayloadDecoder``, or Foundation's decoder where that one
+    /// cannot decide, and for every error); an empty payload reads as `{}`, so types whose
+    /// fields are all optional accept it.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try sharedDecoder.decode(type, from: data.isEmpty ? emptyObject : data)
+        let data = data.isEmpty ? emptyObject : data
+        return try PayloadDecoder.decode(type, from: data) ?? sharedDecoder.decode(type, from: data)
     }
 }
 
@@ -111,7 +113,12 @@ public enum ISO8601 {
 
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when it is not one.
     public static func parse(_ text: String) -> Date? {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { parse(utf8: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Parses the UTF-8 bytes of a date-time as ``parse(_:)`` does.
+    static func parse(utf8 bytes: UnsafeRawBufferPointer) -> Date? {
         var index = 0
         func number(_ digits: Int) -> Int? {
             guard index + digits <= bytes.count else { return nil }
