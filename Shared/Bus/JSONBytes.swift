@@ -102,11 +102,11 @@ struct JSONBytes {
     /// Appends a `meta` object: string values, keys in sorted order (as ``JSONWriter`` does).
     mutating func meta(_ meta: [String: String]) {
         bytes.append(UInt8(ascii: "{"))
-        for (index, key) in meta.keys.sorted().enumerated() {
+        for (index, member) in meta.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { bytes.append(UInt8(ascii: ",")) }
-            string(key)
+            string(member.key)
             bytes.append(UInt8(ascii: ":"))
-            string(meta[key]!)
+            string(member.value)
         }
         bytes.append(UInt8(ascii: "}"))
     }

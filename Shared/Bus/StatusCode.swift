@@ -98,10 +98,11 @@ public struct BusError: Error, Sendable, Equatable, CustomStringConvertible {
     ///   - what: the message, as the sentence's subject ("the reply of store/export").
     ///   - advice: what the caller can do, after a semicolon.
     public static func messageTooLarge(_ what: String, bytes: Int, limit: Int64, advice: String) -> BusError {
-        BusError(
+        let setting = "BROKER_MAX_MESSAGE_BYTES"
+        return BusError(
             .resourceExhausted,
-            "\(what) is \(bytes) bytes, more than the largest message the broker accepts (BROKER_MAX_MESSAGE_BYTES = \(limit)); \(advice)",
-            details: .object(["bytes": .int(Int64(bytes)), "limit": .int(limit), "setting": .string("BROKER_MAX_MESSAGE_BYTES")]))
+            "\(what) is \(bytes) bytes, more than the largest message the broker accepts (\(setting) = \(limit)); \(advice)",
+            details: .object(["bytes": .int(Int64(bytes)), "limit": .int(limit), "setting": .string(setting)]))
     }
 }
 

@@ -67,14 +67,7 @@ final class SubscriptionBuffer: Sendable {
 
     /// No more events: the iterator returns what is waiting, then ends.
     func finish() {
-        let waiter = state.withLock { state -> UnsafeContinuation<Void, Never>? in
-            state.finished = true
-            state.onTermination = nil
-            let waiter = state.waiter
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
+        end(runningTerminationHandler: false)
     }
 
     // MARK: The iterator's side
@@ -131,6 +124,12 @@ final class SubscriptionBuffer: Sendable {
     /// The consumer went away (cancelled, or the subscription and its iterators are gone): ends
     /// the subscription and removes its endpoint. Events already waiting are still returned.
     func terminate() {
+        end(runningTerminationHandler: true)
+    }
+
+    /// Marks the subscription finished, wakes a waiting iterator and, the first time, runs the
+    /// termination handler if asked (the I/O side, finishing, has removed the endpoint itself).
+    private func end(runningTerminationHandler: Bool) {
         let (handler, waiter) = state.withLock { state -> ((@Sendable () -> Void)?, UnsafeContinuation<Void, Never>?) in
             let handler = state.onTermination
             state.onTermination = nil
@@ -139,7 +138,7 @@ final class SubscriptionBuffer: Sendable {
             state.waiter = nil
             return (handler, waiter)
         }
-        handler?()
+        if runningTerminationHandler { handler?() }
         waiter?.resume()
     }
 }
