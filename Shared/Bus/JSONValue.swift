@@ -489,17 +489,48 @@ struct JSONParser {
         depth -= 1
     }
 
-    /// Moves past a string, validating escapes but not building it.
+    /// Moves past a string, checking it as ``parseString()`` does (escapes, surrogate pairs,
+    /// UTF-8) but not building it.
     mutating func skipString() throws(JSONParseError) {
+        let start = offset
         offset += 1
+        var ascii = true
         while offset < bytes.count {
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 offset += 1
+                guard ascii || String(validating: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]).assumingMemoryBound(to: UInt8.self), as: UTF8.self) != nil else {
+                    throw JSONParseError(offset: start, reason: "string is not valid UTF-8")
+                }
                 return
             }
             if byte < 0x20 { throw fail("control character in string") }
-            offset += byte == UInt8(ascii: "\\") ? 2 : 1
+            if byte >= 0x80 { ascii = false }
+            guard byte == UInt8(ascii: "\\") else {
+                offset += 1
+                continue
+            }
+            offset += 1
+            guard offset < bytes.count else { break }
+            let escape = bytes[offset]
+            offset += 1
+            switch escape {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                continue
+            case UInt8(ascii: "u"):
+                let scalar = try parseHex4()
+                if (0xD800...0xDBFF).contains(scalar) {
+                    guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"),
+                          bytes[offset + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+                    offset += 2
+                    guard (0xDC00...0xDFFF).contains(try parseHex4()) else { throw fail("invalid surrogate pair") }
+                } else if (0xDC00...0xDFFF).contains(scalar) {
+                    throw fail("unpaired surrogate")
+                }
+            default:
+                throw fail("invalid escape")
+            }
         }
         throw fail("unterminated string")
     }

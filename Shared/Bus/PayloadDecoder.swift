@@ -6,7 +6,7 @@ import Foundation
 /// Every request, reply and event is decoded once, and Foundation's decoder was the largest
 /// single cost of a small call on the worker side (14% of its CPU). This one keeps no coding
 /// path and makes no boxed values. It is strict: anything unusual — a number in exponent form
-/// for an integer, a key with escapes, `Float`, `URL` or `Decimal`, an object of more than 64
+/// for an integer, a key with escapes or beyond ASCII, `Float`, `URL` or `Decimal`, an object of more than 64
 /// members, a super decoder — and every error, even one a type catches itself, make
 /// ``decode(_:from:)`` return nil, and `WireCoding.decode` asks Foundation, whose answer
 /// (value or error, with its coding path) is the one callers get.
@@ -25,8 +25,7 @@ enum PayloadDecoder {
             guard start < bytes.count else { return nil }
             let state = DecodingState(bytes: bytes)
             if bytes[start] == UInt8(ascii: "{") {
-                guard let members = try? state.members(at: start), let end = state.objectEnds[start] else { return nil }
-                _ = members
+                guard (try? state.members(at: start)) != nil, let end = state.objectEnds[start] else { return nil }
                 parser.offset = end
             } else {
                 guard (try? parser.skipValue()) != nil else { return nil }
@@ -107,11 +106,11 @@ private final class DecodingState {
         }
     }
 
-    /// A string's bytes between its quotes, when it has no escapes.
+    /// A string's bytes between its quotes, when they are ASCII without escapes (keys, dates).
     func rawString(at offset: Int) throws -> UnsafeRawBufferPointer {
         var end = offset + 1
         while end < bytes.count && bytes[end] != UInt8(ascii: "\"") {
-            guard bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 else { throw giveUp() }
+            guard bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20, bytes[end] < 0x80 else { throw giveUp() }
             end += 1
         }
         guard end < bytes.count else { throw giveUp() }

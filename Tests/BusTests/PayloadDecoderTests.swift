@@ -140,4 +140,32 @@ struct PayloadDecoderTests {
             #expect(PayloadDecoder.decode([Card].self, from: data) == cards)
         }
     }
+
+    @Test("mutated documents (bytes changed, cut, repeated) decode as Foundation decodes them, or go to it")
+    func mutations() throws {
+        var generator = SystemRandomNumberGenerator()
+        let original = Array(try WireCoding.encode(Self.document))
+        let alphabet = Array(#"{}[],:"\ 0123456789.eE-+tfnulraxéud"#.utf8) + [0x00, 0x01, 0xFF]
+        for _ in 0..<3000 {
+            var bytes = original
+            for _ in 0..<Int.random(in: 1...3, using: &generator) {
+                let index = Int.random(in: 0..<bytes.count, using: &generator)
+                switch Int.random(in: 0..<4, using: &generator) {
+                case 0: bytes[index] = alphabet.randomElement(using: &generator)!
+                case 1: bytes.removeSubrange(index...)
+                case 2: bytes.insert(alphabet.randomElement(using: &generator)!, at: index)
+                default: bytes.remove(at: index)
+                }
+                if bytes.isEmpty { bytes = [UInt8(ascii: "{")] }
+            }
+            let data = Data(bytes)
+            let reference = try? WireCoding.decoder().decode(Document.self, from: data)
+            let decoded = PayloadDecoder.decode(Document.self, from: data)
+            if reference == nil {
+                #expect(decoded == nil, "decoded what Foundation refuses: \(String(decoding: bytes, as: UTF8.self))")
+            } else if let decoded {
+                #expect(decoded == reference, "\(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+    }
 }
