@@ -190,13 +190,41 @@ public final class Bus: Sendable {
     }
 
     /// Publishes JSON bytes on a topic given by name, on this process's stream.
+    /// - Throws: `INVALID_ARGUMENT` for a topic not of the protocol's form (``checkTopic(_:)``),
+    ///   `RESOURCE_EXHAUSTED` for a payload larger than the broker accepts.
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
+        try Self.checkTopic(topic)
         guard payload.count <= configuration.maxMessageBytes else {
             throw .messageTooLarge("the \(topic) event", bytes: payload.count, limit: configuration.maxMessageBytes,
                                    advice: "publish a reference to the data instead of the data")
         }
         let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds)
         if mustSend { try sendPublished() }
+    }
+
+    /// Checks a topic's form (wire protocol §3): lowercase words of `a-z 0-9 _ -` joined by dots,
+    /// two or more (`timer.completed`), not starting with `bus.`, which is the broker's own.
+    /// Subscribers match topics by prefix, so a stray capital or space hides an event from them.
+    public static func checkTopic(_ topic: String) throws(BusError) {
+        var words = 1, wordLength = 0, valid = !topic.isEmpty
+        for byte in topic.utf8 where valid {
+            switch byte {
+            case UInt8(ascii: "."):
+                valid = wordLength > 0
+                words += 1
+                wordLength = 0
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                wordLength += 1
+            default:
+                valid = false
+            }
+        }
+        guard valid, wordLength > 0, words >= 2 else {
+            throw .invalidArgument("topic '\(topic.prefix(80))' must be lowercase words of a-z 0-9 _ - joined by dots, such as timer.completed (wire protocol §3)")
+        }
+        guard !topic.hasPrefix("bus.") else {
+            throw .invalidArgument("topic '\(topic.prefix(80))' starts with 'bus.', which is the broker's own")
+        }
     }
 
     /// Publishes an event whose header is already stamped — a durable stream's stored event.

@@ -125,6 +125,25 @@ struct PubSubTests {
         await world.stop()
     }
 
+    @Test("a topic not of the protocol's form is refused before anything is sent or stamped", arguments: [
+        "", "timer", "Timer.completed", "timer.Completed", "timer completed", "timer..completed", ".timer", "timer.", "bus.rpc", "timer/x.y", "tímer.x",
+    ])
+    func topicForm(_ topic: String) async throws {
+        let world = try await PubSubWorld.start()
+        let events = try await world.collect(["timer.", "bus.", ""])
+        let error = #expect(throws: BusError.self) { try world.publisher.publish(topic: topic, payload: Data("{}".utf8)) }
+        #expect(error?.code == .invalidArgument)
+        try world.publisher.publish(topic: "timer.ai-stream_2", payload: Data("{}".utf8))
+        try await eventually("the valid one arrives") { events.topics().contains("timer.ai-stream_2") }
+        // Nothing was sent for the refused topic, and it took no seq: the valid one follows the
+        // last probe (probes sent before the subscription was live are lost, so seqs start later).
+        #expect(!events.topics().contains(topic))
+        let seqs = events.all.map(\.header.seq)
+        #expect(seqs == Array(seqs[0]...(seqs[0] + Int64(seqs.count) - 1)))
+        events.cancel()
+        await world.stop()
+    }
+
     @Test("a seq tracker reports jumps but not first sightings, repeats or restarts")
     func seqTracker() {
         var tracker = SeqTracker()
