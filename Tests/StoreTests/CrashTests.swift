@@ -7,41 +7,22 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// The real `store` executable as a child process.
-final class StoreProcess {
-    let process = Process()
-
-    /// The binary beside the test bundle (built with the tests: the test target depends on it).
-    static var binary: URL {
-        let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appending(path: "store")
-        if FileManager.default.isExecutableFile(atPath: besideTests.path) { return besideTests }
-        return URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appending(path: ".build/debug/store")
-    }
+/// The real `store` executable as a child process. (Spawned by ChildProcess: Foundation's
+/// `Process.run()` crashed now and then while other tests spawned processes at the same time.)
+struct StoreProcess {
+    let process: ChildProcess
 
     init(endpoints: Broker.Endpoints, dataDirectory: URL) throws {
-        process.executableURL = Self.binary
-        process.environment = [
-            "BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": "100",
-            "DATA_DIR": dataDirectory.path, "LOG_LEVEL": "warning",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = try FileHandle(forWritingTo: {
-            let log = dataDirectory.appending(path: "store.log")
-            _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-            return log
-        }())
-        try process.run()
+        var environment = serviceEnvironment(endpoints, heartbeatMs: 100)
+        environment["DATA_DIR"] = dataDirectory.path
+        environment["LOG_LEVEL"] = "warning"
+        process = try ChildProcess(executable: builtProductsDirectory.appending(path: "store").path, environment: environment,
+                                   logFile: dataDirectory.appending(path: "store.log").path)
     }
 
-    func kill9() {
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
-    }
-
-    func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+    func kill9() async {
+        process.send(SIGKILL)
+        await process.waitForExit()
     }
 }
 
@@ -59,7 +40,6 @@ struct CrashTests {
         let directory = try temporaryDirectory()
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         var store = try StoreProcess(endpoints: endpoints, dataDirectory: directory)
-        defer { store.stop() }
         try await eventually("the store binary serves", timeout: .seconds(30)) {
             (try? await client.call(Reserved.health("store"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil
         }
@@ -85,7 +65,7 @@ struct CrashTests {
             }
         }
         try await eventually("a burst of writes acknowledged") { acknowledged.tasks.withLock { $0.count } >= 300 && acknowledged.puts.withLock { $0.count } >= 3 }
-        store.kill9()
+        await store.kill9()
         for writer in writers { await writer.value }
         let tasks = acknowledged.tasks.withLock { $0 }, puts = acknowledged.puts.withLock { $0 }
 
@@ -120,7 +100,7 @@ struct CrashTests {
         for material in materials {
             #expect(try await client.call(Store.listFlashcards, FlashcardList(materialId: material.id), options: options).items.count == 5)
         }
-        store.stop()
+        await store.process.terminate()
         await client.shutdown()
         await broker.stop()
     }
