@@ -365,23 +365,29 @@ struct JSONParser {
             case UInt8(ascii: "r"): buffer.append(0x0D)
             case UInt8(ascii: "t"): buffer.append(0x09)
             case UInt8(ascii: "u"):
-                var scalar = try parseHex4()
-                if (0xD800...0xDBFF).contains(scalar) {
-                    guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"),
-                          bytes[offset + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
-                    offset += 2
-                    let low = try parseHex4()
-                    guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair") }
-                    scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw fail("unpaired surrogate")
-                }
-                guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid code point") }
-                buffer.append(contentsOf: String(Character(unicode)).utf8)
+                buffer.append(contentsOf: String(Character(try parseUnicodeEscape())).utf8)
             default: throw fail("invalid escape")
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// Reads the hex digits of a `\u` escape (the `\u` already read), and the low half that
+    /// must follow a high surrogate.
+    mutating func parseUnicodeEscape() throws(JSONParseError) -> Unicode.Scalar {
+        var scalar = try parseHex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"),
+                  bytes[offset + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
+            offset += 2
+            let low = try parseHex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw fail("invalid surrogate pair") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw fail("unpaired surrogate")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw fail("invalid code point") }
+        return unicode
     }
 
     mutating func parseHex4() throws(JSONParseError) -> UInt32 {
@@ -519,15 +525,7 @@ struct JSONParser {
                  UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
                 continue
             case UInt8(ascii: "u"):
-                let scalar = try parseHex4()
-                if (0xD800...0xDBFF).contains(scalar) {
-                    guard offset + 1 < bytes.count, bytes[offset] == UInt8(ascii: "\\"),
-                          bytes[offset + 1] == UInt8(ascii: "u") else { throw fail("unpaired surrogate") }
-                    offset += 2
-                    guard (0xDC00...0xDFFF).contains(try parseHex4()) else { throw fail("invalid surrogate pair") }
-                } else if (0xDC00...0xDFFF).contains(scalar) {
-                    throw fail("unpaired surrogate")
-                }
+                _ = try parseUnicodeEscape()
             default:
                 throw fail("invalid escape")
             }
