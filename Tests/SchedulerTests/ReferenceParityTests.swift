@@ -55,22 +55,22 @@ func runPython(_ arguments: [String], input: Data? = nil) async throws -> Data {
     try await onOwnThread { try runPythonBlocking(arguments, input: input) }
 }
 
+/// Spawned by ChildProcess (Foundation's `Process.run()` crashed now and then while other tests
+/// spawned processes); the input goes through a file, by the shell, as ChildProcess has no stdin.
 private func runPythonBlocking(_ arguments: [String], input: Data?) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: PythonServer.python)
-    process.arguments = arguments
-    let stdout = Pipe(), stderr = Pipe(), stdin = Pipe()
-    process.standardOutput = stdout
-    process.standardError = stderr
-    process.standardInput = stdin
-    try process.run()
-    if let input { stdin.fileHandleForWriting.write(input) }
-    try stdin.fileHandleForWriting.close()
-    let output = stdout.fileHandleForReading.readDataToEndOfFile()
-    let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PythonFailure(message: String(decoding: errors, as: UTF8.self))
+    let scratch = FileManager.default.temporaryDirectory.appending(path: "studybus-python-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: scratch) }
+    let inputFile = scratch.appending(path: "input"), errorFile = scratch.appending(path: "stderr")
+    try (input ?? Data()).write(to: inputFile)
+    let process = try ChildProcess(
+        executable: "/bin/sh", arguments: ["-c", #"exec "$0" "$@" < "$STUDYBUS_PYTHON_INPUT""#, PythonServer.python] + arguments,
+        environment: ["STUDYBUS_PYTHON_INPUT": inputFile.path], captureOutput: true, logFile: errorFile.path)
+    let output = process.output!.readDataToEndOfFile()
+    var status: Int32 = 0
+    waitpid(process.pid, &status, 0)
+    guard status == 0 else {
+        throw PythonFailure(message: (try? String(contentsOf: errorFile, encoding: .utf8)) ?? "exit status \(status)")
     }
     return output
 }
