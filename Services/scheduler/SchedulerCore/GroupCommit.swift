@@ -7,6 +7,10 @@ import Synchronization
 /// in its own savepoint, so one that fails rolls back alone, and all of them are answered after
 /// the single commit. Requests that arrive while a batch is being written form the next batch,
 /// so a lone request is written at once and a busy service amortises the commit.
+///
+/// The batches are written one after another on a dispatch queue of their own, not from a task:
+/// between two batches a task waited for a pool thread, behind the very requests the previous
+/// batch's answers let in, while the writer had nothing to do.
 final class GroupCommit: Sendable {
     /// The most requests written in one transaction.
     static let maximumBatch = 256
@@ -20,6 +24,7 @@ final class GroupCommit: Sendable {
 
     private let database: ServiceDatabase
     private let state = Mutex<(queue: [Job], writing: Bool)>(([], false))
+    private let loop = DispatchQueue(label: "scheduler.group-commit", qos: .userInitiated)
 
     init(database: ServiceDatabase) {
         self.database = database
@@ -54,12 +59,12 @@ final class GroupCommit: Sendable {
                 state.writing = true
                 return true
             }
-            if startWriter { Task { await self.drain() } }
+            if startWriter { loop.async { self.drain() } }
         }
     }
 
     /// Writes batches until the queue is empty.
-    private func drain() async {
+    private func drain() {
         while true {
             let batch = state.withLock { state -> [Job] in
                 let batch = Array(state.queue.prefix(Self.maximumBatch))
@@ -69,7 +74,7 @@ final class GroupCommit: Sendable {
             }
             guard !batch.isEmpty else { return }
             do {
-                try await database.pool.write { db in
+                try database.pool.write { db in
                     for job in batch { job.run(db) }
                 }
                 for job in batch { job.complete(nil) }
