@@ -10,7 +10,10 @@ struct BenchBody: Codable, Sendable {
     var text: String
 }
 
-let echo = Method<BenchBody, BenchBody>("bench", "echo", "Returns the request.")
+// The same echo twice: answered on the worker's bus I/O thread, and as a task (what a handler
+// that awaits I/O costs). Clients pick one with `--method echo|echo.task`.
+let echo = Method<BenchBody, BenchBody>("bench", "echo", "Returns the request (on the bus's I/O thread).")
+let echoTask = Method<BenchBody, BenchBody>("bench", "echo.task", "Returns the request (as a task).")
 
 struct Options {
     var values: [String: String] = [:]
@@ -53,47 +56,63 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe|codec [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1]")
+    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe|codec [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1] [--method echo|echo.task] [--client blocking|async] [--name N]")
     exit(64)
 }
 let options = Options(arguments.dropFirst(2))
 let logger = Logger(label: "bus-bench")
 
+let method = options.string("method", "echo") == "echo.task" ? echoTask : echo
+
 switch arguments[1] {
 case "worker":
     let bus = try Bus(configuration: configuration(options, source: "bench"), logger: logger)
     let host = ServiceHost(bus: bus, service: "bench", credit: options.int("credit", 128), logger: logger)
-    host.handle(echo) { request, _ in request }
+    host.handleOnIOThread(echo) { request, _ in request }
+    host.handle(echoTask) { request, _ in request }
     try await host.run()
 
 case "lockstep":
-    let bus = try Bus(configuration: configuration(options, source: "bench-client"), logger: logger)
+    // `--client blocking` calls through a BlockingClient on this thread, `async` through Bus.
     let calls = options.int("calls", 20_000), size = options.int("size", 200)
+    let name = options.string("name", "rpc_lockstep")
     let request = body(size: size, n: 1)
-    for _ in 0..<500 { _ = try await bus.call(echo, request) }  // warm up
+    let configuration = configuration(options, source: "bench-client")
+    let call: () async throws -> Void
+    var close: () async -> Void
+    if options.string("client", "async") == "blocking" {
+        let client = try BlockingClient(configuration: configuration)
+        call = { _ = try client.call(method, request) }
+        close = { client.close() }
+    } else {
+        let bus = try Bus(configuration: configuration, logger: logger)
+        call = { _ = try await bus.call(method, request) }
+        close = { await bus.shutdown() }
+    }
+    for _ in 0..<500 { try await call() }  // warm up
     var latencies: [Double] = []
     latencies.reserveCapacity(calls)
     let clock = ContinuousClock()
     for _ in 0..<calls {
         let started = clock.now
-        _ = try await bus.call(echo, request)
+        try await call()
         latencies.append(Double((clock.now - started).wholeMicroseconds))
     }
     latencies.sort()
-    report("rpc_lockstep_p50_us", percentile(latencies, 0.50), "us")
-    report("rpc_lockstep_p99_us", percentile(latencies, 0.99), "us")
-    await bus.shutdown()
+    report("\(name)_p50_us", percentile(latencies, 0.50), "us")
+    report("\(name)_p99_us", percentile(latencies, 0.99), "us")
+    await close()
 
 case "pipelined":
     let bus = try Bus(configuration: configuration(options, source: "bench-client"), logger: logger)
     let calls = options.int("calls", 200_000), inflight = options.int("inflight", 100)
     let request = body(size: options.int("size", 200), n: 1)
-    for _ in 0..<500 { _ = try await bus.call(echo, request) }
+    for _ in 0..<500 { _ = try await bus.call(method, request) }
     let started = ContinuousClock.now
     try await withThrowingTaskGroup(of: Void.self) { group in
         for worker in 0..<inflight {
             group.addTask {
-                for _ in stride(from: worker, to: calls, by: inflight) { _ = try await bus.call(echo, request) }
+                for _ in stride(from: worker, to: calls, by: inflight) { _ = try await bus.call(method, request) }
             }
         }
         try await group.waitForAll()

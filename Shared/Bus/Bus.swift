@@ -59,7 +59,7 @@ public final class Bus: Sendable {
     public init(configuration: BusConfiguration, logger: Logger = Logger(label: "studybus.bus")) throws(BusError) {
         self.configuration = configuration
         self.logger = logger
-        callIDPrefix = String(UInt32.random(in: 0...UInt32.max), radix: 36) + "-"
+        callIDPrefix = OutgoingCall.newIDPrefix()
         let context: ZMQContext
         do {
             context = try ZMQContext()
@@ -103,41 +103,17 @@ public final class Bus: Sendable {
     nonisolated(nonsending) public func callWithAttachment<Request, Response>(
         _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
     ) async throws(BusError) -> (response: Response, attachment: Data?) {
-        let payload: Data
-        do {
-            payload = try WireCoding.encode(request)
-        } catch {
-            throw .invalidArgument("cannot encode the \(method.name) request: \(error)")
-        }
+        let payload = try OutgoingCall.encode(request, for: method.name)
         let reply = try await callRaw(service: method.service, method: method.name, payload: payload, options: options)
-        do {
-            return (try WireCoding.decode(Response.self, from: reply.payload), reply.attachment)
-        } catch {
-            throw .internal("the reply of \(method.service)/\(method.name) does not decode: \(DecodingFailure.describe(error))")
-        }
+        return (try OutgoingCall.decode(Response.self, from: reply, of: method.service, method.name), reply.attachment)
     }
 
     /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
     /// - Throws: the reply's status as a ``BusError`` when it is not OK.
     nonisolated(nonsending) public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
-        let nowMs = Date().unixMilliseconds
-        var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
-        if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
-        guard deadlineMs > nowMs else {
-            throw .deadlineExceeded("the deadline of \(service)/\(method) passed before the call was sent")
-        }
-        let localDeadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
         let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
-        let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
-        let largest = max(payload.count, options.attachment?.count ?? 0)
-        guard largest <= configuration.maxMessageBytes else {
-            throw .messageTooLarge("the request to \(service)/\(method)", bytes: largest, limit: configuration.maxMessageBytes,
-                                   advice: "send less at once or raise the limit for the broker and this process")
-        }
-        var frames = [Data(), MDP.Frames.client, Data(service.utf8), Data(method.utf8), header.encoded(), payload]
-        if let attachment = options.attachment { frames.append(attachment) }
-
-        let reply = try await send(PendingCall(id: id), frames: frames, deadline: localDeadline, to: "\(service)/\(method)")
+        let call = try OutgoingCall(id: id, service: service, method: method, payload: payload, options: options, configuration: configuration)
+        let reply = try await send(PendingCall(id: id), frames: call.frames, deadline: call.deadline, to: "\(service)/\(method)")
         if let error = reply.header.error { throw error }
         return reply
     }
@@ -272,7 +248,7 @@ public final class Bus: Sendable {
 
     // MARK: Worker connections (used by ServiceHost)
 
-    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (InboundRequest) -> Void) throws(BusError) {
+    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (InboundRequest) -> [Data]?) throws(BusError) {
         try io.submit { loop in
             loop.add(WorkerEndpoint(service: service, credit: credit, loop: loop, deliver: deliver), id: id)
         }

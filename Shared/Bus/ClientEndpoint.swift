@@ -137,15 +137,12 @@ final class ClientEndpoint: LoopEndpoint {
                 return
             }
             guard let frames else { return }
-            // [empty, MDPC01, service, header, payload, attachment?]
-            guard frames.count >= 5, frames.count <= 6, frames[0].isEmpty,
-                  let header = try? ReplyHeader.decode(frames[3])
-            else {
+            guard let reply = RawReply(frames: frames) else {
                 loop.logger.warning("dropping a malformed reply from the broker", metadata: ["frames": "\(frames.count)"])
                 continue
             }
-            guard let call = pending.removeValue(forKey: header.id) else { continue }
-            call.resolve(.success(RawReply(header: header, payload: frames[4], attachment: frames.count == 6 ? frames[5] : nil)))
+            guard let call = pending.removeValue(forKey: reply.header.id) else { continue }
+            call.resolve(.success(reply))
         }
     }
 

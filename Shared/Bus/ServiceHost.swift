@@ -14,7 +14,13 @@ import Synchronization
 /// // then run it in a ServiceGroup after the bus
 /// ```
 ///
-/// Handlers run concurrently, up to `credit` at once. What they throw becomes the reply's status:
+/// Handlers run concurrently as tasks, up to `credit` at once. A handler that only computes for a
+/// few microseconds (no I/O, no locks held long, no awaiting) can instead be registered with
+/// ``handleOnIOThread(_:_:)``: it runs on the bus's I/O thread the moment its request is read and
+/// its reply is sent from there, which saves two thread wake-ups per call. `_health` and
+/// `_describe` are served that way.
+///
+/// What handlers throw becomes the reply's status:
 /// a ``BusError`` or ``BusErrorConvertible`` as it says, a cancellation as `CANCELLED`, anything
 /// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode
 /// is `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
@@ -28,8 +34,19 @@ public final class ServiceHost: Service, Sendable {
     private let serving = Atomic<Bool>(true)
 
     private struct Route: Sendable {
+        enum Invoke: Sendable {
+            case task(@Sendable (Data, RequestContext) async throws -> (Data, Data?))
+            case ioThread(@Sendable (Data, RequestContext) throws -> (Data, Data?))
+        }
         let descriptor: any MethodDescriptor
-        let invoke: @Sendable (Data, RequestContext) async throws -> (Data, Data?)
+        let invoke: Invoke
+    }
+
+    /// A request read and checked on the I/O thread: either answered already (an error, or an
+    /// I/O-thread handler's reply) or to be served by a task.
+    private enum Intake {
+        case answered(ReplyHeader, Data, Data?)
+        case task(id: String, invoke: @Sendable (Data, RequestContext) async throws -> (Data, Data?), RequestContext)
     }
 
     /// A host for `service` that publishes `topics` (listed by `_describe`).
@@ -42,10 +59,10 @@ public final class ServiceHost: Service, Sendable {
         var logger = logger ?? bus.logger
         logger[metadataKey: "service"] = "\(service)"
         self.logger = logger
-        handle(Reserved.health(service)) { [weak self] _, _ in
+        handleOnIOThread(Reserved.health(service)) { [weak self] _, _ in
             HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing)
         }
-        handle(Reserved.describe(service)) { [weak self] _, _ in
+        handleOnIOThread(Reserved.describe(service)) { [weak self] _, _ in
             guard let self else { throw BusError.unavailable("service is stopping") }
             return self.description
         }
@@ -68,18 +85,34 @@ public final class ServiceHost: Service, Sendable {
         _ method: Method<Request, Response>,
         withAttachment handler: @escaping @Sendable (Request, RequestContext) async throws -> (Response, Data?)
     ) {
-        precondition(method.service == service, "\(method.service)/\(method.name) registered on host of \(service)")
-        let route = Route(descriptor: method) { payload, context in
-            let request: Request
-            do {
-                request = try WireCoding.decode(Request.self, from: payload)
-            } catch {
-                throw BusError.invalidArgument(DecodingFailure.describe(error))
-            }
-            let (response, attachment) = try await handler(request, context)
+        register(method, .task { payload, context in
+            let (response, attachment) = try await handler(try Self.decode(Request.self, payload), context)
             return (try WireCoding.encode(response), attachment)
+        })
+    }
+
+    /// Registers a handler that runs on the bus's I/O thread, as soon as its request is read.
+    /// It must return within microseconds and never block: while it runs, no socket of this
+    /// process is served. It does not take one of the host's slots.
+    public func handleOnIOThread<Request, Response>(
+        _ method: Method<Request, Response>, _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
+    ) {
+        register(method, .ioThread { payload, context in
+            (try WireCoding.encode(try handler(try Self.decode(Request.self, payload), context)), nil)
+        })
+    }
+
+    private func register(_ method: any MethodDescriptor, _ invoke: Route.Invoke) {
+        precondition(method.service == service, "\(method.service)/\(method.name) registered on host of \(service)")
+        routes.withLock { $0[method.name] = Route(descriptor: method, invoke: invoke) }
+    }
+
+    private static func decode<Request: Decodable>(_ type: Request.Type, _ payload: Data) throws -> Request {
+        do {
+            return try WireCoding.decode(type, from: payload)
+        } catch {
+            throw BusError.invalidArgument(DecodingFailure.describe(error))
         }
-        routes.withLock { $0[method.name] = route }
     }
 
     /// Sets what `_health` answers.
@@ -101,14 +134,30 @@ public final class ServiceHost: Service, Sendable {
         let workerID = bus.nextEndpointID()
         let inFlight = InFlightCounter()
         let slots = TaskSlots(count: credit)
-        // Each request runs as its own task, started right from the I/O thread: one hand-over
+        // On the I/O thread: a request is checked there, and answered there if it can be.
+        // Otherwise it runs as its own task, started right from that thread: one hand-over
         // instead of two through a stream and a consumer loop. These tasks are never
         // cancelled, so taking a slot cannot fail.
         try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
-            inFlight.begin()
-            Task {
-                try? await slots.withSlot { await serve(request, workerID: workerID) }
-                inFlight.end()
+            let started = ContinuousClock.now
+            switch intake(request) {
+            case .answered(let header, let payload, let attachment):
+                logHandled(request, header, since: started)
+                return WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
+            case .task(let id, let invoke, let context):
+                inFlight.begin()
+                Task {
+                    try? await slots.withSlot {
+                        let (header, payload, attachment) = await answer(id: id, context: context) { try await invoke(request.payload, context) }
+                        let frames = WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
+                        try? bus.io.submit { loop in
+                            loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: request.generation, frames: frames)
+                        }
+                        logHandled(request, header, since: started)
+                    }
+                    inFlight.end()
+                }
+                return nil
             }
         }
         logger.info("serving", metadata: [
@@ -137,48 +186,62 @@ public final class ServiceHost: Service, Sendable {
         logger.info("stopped serving")
     }
 
-    private func serve(_ request: InboundRequest, workerID: Int) async {
-        let started = ContinuousClock.now
-        let (header, payload, attachment) = await respond(to: request)
-        let frames = WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
-        try? bus.io.submit { loop in
-            loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: request.generation, frames: frames)
-        }
-        if logger.logLevel <= .debug {
-            logger.debug("handled", metadata: [
-                "method": "\(request.method)", "request": "\(header.id)", "code": "\(header.code.name)",
-                "us": "\((ContinuousClock.now - started).wholeMicroseconds)",
-            ])
-        }
+    private func logHandled(_ request: InboundRequest, _ header: ReplyHeader, since started: ContinuousClock.Instant) {
+        guard logger.logLevel <= .debug else { return }
+        logger.debug("handled", metadata: [
+            "method": "\(request.method)", "request": "\(header.id)", "code": "\(header.code.name)",
+            "us": "\((ContinuousClock.now - started).wholeMicroseconds)",
+        ])
     }
 
-    private func respond(to request: InboundRequest) async -> (ReplyHeader, Data, Data?) {
+    /// Reads the request's header and finds its route; answers errors, and runs an I/O-thread
+    /// handler, at once.
+    private func intake(_ request: InboundRequest) -> Intake {
         let header: RequestHeader
         do {
             header = try RequestHeader.decode(request.header)
         } catch {
-            return (ReplyHeader(id: "", error: error), Data(), nil)
+            return .answered(ReplyHeader(id: "", error: error), Data(), nil)
         }
         if let deadline = header.deadline, deadline <= Date().unixMilliseconds {
-            return (ReplyHeader(id: header.id, error: .deadlineExceeded("the deadline passed before \(service) started the request")), Data(), nil)
+            return .answered(ReplyHeader(id: header.id, error: .deadlineExceeded("the deadline passed before \(service) started the request")), Data(), nil)
         }
         guard let route = routes.withLock({ $0[request.method] }) else {
             let error = BusError.unimplemented("service \(service) has no method '\(request.method)'; _describe lists its methods")
-            return (ReplyHeader(id: header.id, error: error), Data(), nil)
+            return .answered(ReplyHeader(id: header.id, error: error), Data(), nil)
         }
         let context = RequestContext(
             requestID: header.id, method: request.method, user: header.user, meta: header.meta,
             idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
+        switch route.invoke {
+        case .task(let invoke):
+            return .task(id: header.id, invoke: invoke, context)
+        case .ioThread(let invoke):
+            let (header, payload, attachment) = reply(id: header.id, context: context, Result { try invoke(request.payload, context) })
+            return .answered(header, payload, attachment)
+        }
+    }
+
+    private func answer(id: String, context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> (ReplyHeader, Data, Data?) {
         do {
-            let (payload, attachment) = try await route.invoke(request.payload, context)
-            if let tooLarge = oversized(payload: payload, attachment: attachment, method: request.method) {
-                context.logger.warning("reply too large for the broker", metadata: ["error": "\(tooLarge.message)"])
-                return (ReplyHeader(id: header.id, error: tooLarge), Data(), nil)
-            }
-            return (ReplyHeader(id: header.id), payload, attachment)
+            return reply(id: id, context: context, .success(try await invoke()))
         } catch {
-            return (ReplyHeader(id: header.id, error: replyError(for: error, logger: context.logger)), Data(), nil)
+            return reply(id: id, context: context, .failure(error))
+        }
+    }
+
+    /// The reply to a handler's outcome: its payload, or the status its error maps to.
+    private func reply(id: String, context: RequestContext, _ outcome: Result<(Data, Data?), any Error>) -> (ReplyHeader, Data, Data?) {
+        switch outcome {
+        case .success(let (payload, attachment)):
+            if let tooLarge = oversized(payload: payload, attachment: attachment, method: context.method) {
+                context.logger.warning("reply too large for the broker", metadata: ["error": "\(tooLarge.message)"])
+                return (ReplyHeader(id: id, error: tooLarge), Data(), nil)
+            }
+            return (ReplyHeader(id: id), payload, attachment)
+        case .failure(let error):
+            return (ReplyHeader(id: id, error: replyError(for: error, logger: context.logger)), Data(), nil)
         }
     }
 

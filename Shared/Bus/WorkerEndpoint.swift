@@ -19,7 +19,8 @@ struct InboundRequest: Sendable {
 final class WorkerEndpoint: LoopEndpoint {
     let service: String
     let credit: Int
-    private let deliver: @Sendable (InboundRequest) -> Void
+    /// Hands a request to the service host; returns the reply frames if it answered at once.
+    private let deliver: @Sendable (InboundRequest) -> [Data]?
     private let logger: Logger
     private(set) var socket: ZMQSocket?
     private var generation = 0
@@ -30,7 +31,7 @@ final class WorkerEndpoint: LoopEndpoint {
     private var heardSinceConnect = false
     private var draining = false
 
-    init(service: String, credit: Int, loop: IOLoop, deliver: @escaping @Sendable (InboundRequest) -> Void) {
+    init(service: String, credit: Int, loop: IOLoop, deliver: @escaping @Sendable (InboundRequest) -> [Data]?) {
         self.service = service
         self.credit = credit
         self.deliver = deliver
@@ -130,9 +131,10 @@ final class WorkerEndpoint: LoopEndpoint {
                     reply(generation: generation, frames: Self.replyFrames(client: frames[3], header: refusal, payload: Data(), attachment: nil))
                     continue
                 }
-                deliver(InboundRequest(
+                let answer = deliver(InboundRequest(
                     generation: generation, client: frames[3], method: String(decoding: frames[5], as: UTF8.self),
                     header: frames[6], payload: frames[7], attachment: frames.count == 9 ? frames[8] : nil))
+                if let answer { reply(generation: generation, frames: answer) }
             case .heartbeat:
                 markHealthy(loop)
             case .disconnect:

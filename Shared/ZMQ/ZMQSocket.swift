@@ -211,7 +211,8 @@ public final class ZMQSocket {
         }
     }
 
-    /// Receives one whole multipart message as copies of its bytes.
+    /// Receives one whole multipart message as copies of its bytes; `nil` if none came (see
+    /// ``receive(into:flags:)``).
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {
         var parts: [Data] = []
         let flags = dontWait ? ZMQ_DONTWAIT : 0
@@ -222,13 +223,14 @@ public final class ZMQSocket {
         }
     }
 
-    /// Receives one part into `frame`. Returns `false` on EAGAIN when non-blocking.
+    /// Receives one part into `frame`. Returns `false` on EAGAIN: nothing waiting when
+    /// non-blocking, or the socket's receive timeout (`receiveTimeoutMs`) passed.
     public func receive(into frame: ZMQFrame, flags: Int32) throws(ZMQError) -> Bool {
         while true {
             if zmq_msg_recv(frame.message, handle, flags) >= 0 { return true }
             let code = zmq_errno()
             if code == EINTR { continue }
-            if code == EAGAIN && (flags & ZMQ_DONTWAIT) != 0 { return false }
+            if code == EAGAIN { return false }
             throw ZMQError(code: code, operation: "receive")
         }
     }

@@ -43,7 +43,7 @@ struct BusCtlEndToEndTests {
         let missing = try await busctl(["health", "nosuch"], world.endpoints)
         #expect(missing.status == 14)
         let describe = try await busctl(["describe", "echo"], world.endpoints)
-        #expect(describe.out.contains("echo — 4 methods, 1 events"))
+        #expect(describe.out.contains("echo — 5 methods, 1 events"))
         #expect(describe.out.contains(#"request:  {"delayMs?":"integer","text":"string"}"#))
         await world.stop()
     }

@@ -105,13 +105,28 @@ struct BusCallTests {
         await world.stop()
     }
 
+    @Test("a handler on the I/O thread answers with the request's context and maps its errors like any other")
+    func ioThreadHandler() async throws {
+        let world = try await EchoWorld.start()
+        let client = world.client
+        #expect(try await client.call(Echo.upper, EchoRequest(text: "abc"), options: CallOptions(user: "u1")) == EchoReply(text: "ABC", user: "u1"))
+        let empty = await #expect(throws: BusError.self) { _ = try await client.call(Echo.upper, EchoRequest(text: "")) }
+        #expect(empty == BusError.invalidArgument("field 'text' must not be empty"))
+        let undecodable = await #expect(throws: BusError.self) {
+            _ = try await client.callRaw(service: "echo", method: "upper", payload: Data(#"{"text":[]}"#.utf8))
+        }
+        #expect(undecodable?.code == .invalidArgument)
+        #expect(undecodable?.message.contains("text") == true)
+        await world.stop()
+    }
+
     @Test("_health and _describe are answered by the host, from the contract's declarations")
     func reservedMethods() async throws {
         let world = try await EchoWorld.start()
         let health = try await world.client.call(Reserved.health("echo"), Empty())
         #expect(health.status == .serving)
         let description = try await world.client.call(Reserved.describe("echo"), Empty())
-        #expect(description.methods.map(\.name) == ["echo", "fail", "_describe", "_health"])
+        #expect(description.methods.map(\.name) == ["echo", "fail", "upper", "_describe", "_health"])
         let echo = try #require(description.methods.first)
         #expect(echo.request == .object(["text": .string("string"), "delayMs?": .string("integer")]))
         #expect(description.methods[1].request == .object(["kind": .string("notFound|convertible|opaque|slow")]))

@@ -47,6 +47,7 @@ public struct EchoContract: ServiceContract {
     public static let serviceName = "echo"
     public let echo = Method<EchoRequest, EchoReply>("echo", "echo", "Returns the text, the caller's user and the attachment size.")
     public let fail = Method<FailRequest, Empty>("echo", "fail", "Throws the kind of error asked for.")
+    public let upper = Method<EchoRequest, EchoReply>("echo", "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.")
     public let echoed = Topic<EchoReply>("echo.echoed", "Published for every echo.")
 }
 
@@ -70,6 +71,10 @@ public func registerEcho(on host: ServiceHost, gauge: ConcurrencyGauge = Concurr
         if let delay = request.delayMs { try await Task.sleep(for: .milliseconds(delay)) }
         return EchoReply(text: request.text, user: context.user, attachmentBytes: context.attachment?.count,
                          idem: context.idempotencyKey, traceparent: context.meta["traceparent"])
+    }
+    host.handleOnIOThread(Echo.upper) { request, context in
+        guard !request.text.isEmpty else { throw BusError.invalidArgument("field 'text' must not be empty") }
+        return EchoReply(text: request.text.uppercased(), user: context.user)
     }
     host.handle(Echo.fail) { request, _ in
         switch request.kind {
