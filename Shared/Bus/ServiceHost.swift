@@ -204,7 +204,7 @@ public final class ServiceHost: Service, Sendable {
             return .answered(ReplyHeader(id: "", error: error), Data(), nil)
         }
         if let deadline = header.deadline, deadline <= Date().unixMilliseconds {
-            return .answered(ReplyHeader(id: header.id, error: .deadlineExceeded("the deadline passed before \(service) started the request")), Data(), nil)
+            return .answered(ReplyHeader(id: header.id, error: startedTooLate), Data(), nil)
         }
         guard let route = routes.withLock({ $0[request.method] }) else {
             let error = BusError.unimplemented("service \(service) has no method '\(request.method)'; _describe lists its methods")
@@ -223,7 +223,13 @@ public final class ServiceHost: Service, Sendable {
         }
     }
 
+    private var startedTooLate: BusError { .deadlineExceeded("the deadline passed before \(service) started the request") }
+
+    /// Runs a task handler, unless the request's deadline passed while it waited for a slot.
     private func answer(id: String, context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> (ReplyHeader, Data, Data?) {
+        if let deadline = context.deadline, deadline <= Date() {
+            return (ReplyHeader(id: id, error: startedTooLate), Data(), nil)
+        }
         do {
             return reply(id: id, context: context, .success(try await invoke()))
         } catch {
