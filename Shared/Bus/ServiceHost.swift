@@ -17,8 +17,8 @@ import Synchronization
 /// Handlers run concurrently as tasks, up to `credit` at once. A handler that only computes for a
 /// few microseconds (no I/O, no locks held long, no awaiting) can instead be registered with
 /// ``handleOnIOThread(_:_:)``: it runs on the bus's I/O thread the moment its request is read and
-/// its reply is sent from there, which saves two thread wake-ups per call. `_health` and
-/// `_describe` are served that way.
+/// its reply is sent from there, which saves two thread wake-ups per call. `_health` is served
+/// that way; `_describe`, whose answer lists every method's shapes, as a task.
 ///
 /// What handlers throw becomes the reply's status:
 /// a ``BusError`` or ``BusErrorConvertible`` as it says, a cancellation as `CANCELLED`, anything
@@ -62,7 +62,7 @@ public final class ServiceHost: Service, Sendable {
         handleOnIOThread(Reserved.health(service)) { [weak self] _, _ in
             HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing)
         }
-        handleOnIOThread(Reserved.describe(service)) { [weak self] _, _ in
+        handle(Reserved.describe(service)) { [weak self] _, _ in
             guard let self else { throw BusError.unavailable("service is stopping") }
             return self.description
         }
