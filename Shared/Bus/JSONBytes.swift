@@ -34,15 +34,20 @@ struct JSONBytes {
         bytes.append(contentsOf: text.utf8)
     }
 
-    /// Appends `value` in decimal.
+    /// Appends `value` in decimal. The digits are written backwards into a small buffer and
+    /// appended at once: appending them one by one was 8% of a publisher's CPU (three numbers
+    /// in every event header).
     mutating func uint(_ value: UInt64) {
-        var magnitude = value
-        let start = bytes.count
-        repeat {
-            bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        bytes[start...].reverse()
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var magnitude = value
+            var start = digits.count
+            repeat {
+                start -= 1
+                digits[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
     }
 
     /// Appends a finite floating-point number as Foundation's `JSONEncoder` writes it: the

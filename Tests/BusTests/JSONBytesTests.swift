@@ -24,6 +24,14 @@ struct JSONBytesTests {
         #expect(String(decoding: writer.bytes, as: UTF8.self) == String(value))
     }
 
+    @Test("unsigned integers are written in decimal, every digit count", arguments: [UInt64(0), 9, 10, 99, 100, 1_764_000_000_000, .max])
+    func unsignedIntegers(_ value: UInt64) {
+        var writer = JSONBytes()
+        writer.string("x")
+        writer.uint(value)
+        #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"x\"" + String(value))
+    }
+
     @Test("headers round-trip with every optional member")
     func roundTrip() throws {
         let request = RequestHeader(id: "c-1", deadline: 1_764_000_000_000, user: "u\"1", meta: ["traceparent": "00-ab", "b": "\n"], idem: "k")
