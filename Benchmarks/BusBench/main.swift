@@ -79,7 +79,7 @@ case "lockstep":
     let request = body(size: size, n: 1)
     let configuration = configuration(options, source: "bench-client")
     let call: () async throws -> Void
-    var close: () async -> Void
+    let close: () async -> Void
     if options.string("client", "async") == "blocking" {
         let client = try BlockingClient(configuration: configuration)
         call = { _ = try client.call(method, request) }

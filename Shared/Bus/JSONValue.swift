@@ -355,21 +355,28 @@ struct JSONParser {
             guard offset < bytes.count else { break }
             let escape = bytes[offset]
             offset += 1
-            switch escape {
-            case UInt8(ascii: "\""): buffer.append(0x22)
-            case UInt8(ascii: "\\"): buffer.append(0x5C)
-            case UInt8(ascii: "/"): buffer.append(0x2F)
-            case UInt8(ascii: "b"): buffer.append(0x08)
-            case UInt8(ascii: "f"): buffer.append(0x0C)
-            case UInt8(ascii: "n"): buffer.append(0x0A)
-            case UInt8(ascii: "r"): buffer.append(0x0D)
-            case UInt8(ascii: "t"): buffer.append(0x09)
-            case UInt8(ascii: "u"):
+            if let byte = Self.shortEscape(escape) {
+                buffer.append(byte)
+            } else if escape == UInt8(ascii: "u") {
                 buffer.append(contentsOf: String(Character(try parseUnicodeEscape())).utf8)
-            default: throw fail("invalid escape")
+            } else {
+                throw fail("invalid escape")
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// The byte a one-letter escape (`\n`, `\"`, …) stands for; nil for `\u` and invalid ones.
+    private static func shortEscape(_ escape: UInt8) -> UInt8? {
+        switch escape {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): escape
+        case UInt8(ascii: "b"): 0x08
+        case UInt8(ascii: "f"): 0x0C
+        case UInt8(ascii: "n"): 0x0A
+        case UInt8(ascii: "r"): 0x0D
+        case UInt8(ascii: "t"): 0x09
+        default: nil
+        }
     }
 
     /// Reads the hex digits of a `\u` escape (the `\u` already read), and the low half that
@@ -520,14 +527,9 @@ struct JSONParser {
             guard offset < bytes.count else { break }
             let escape = bytes[offset]
             offset += 1
-            switch escape {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                 UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
-                continue
-            case UInt8(ascii: "u"):
+            if Self.shortEscape(escape) == nil {
+                guard escape == UInt8(ascii: "u") else { throw fail("invalid escape") }
                 _ = try parseUnicodeEscape()
-            default:
-                throw fail("invalid escape")
             }
         }
         throw fail("unterminated string")

@@ -66,6 +66,15 @@ private final class DecodingState {
         return parser
     }
 
+    /// Runs `body` on `parser`; a parse error gives up.
+    private func parsing<Output>(_ parser: inout JSONParser, _ body: (inout JSONParser) throws(JSONParseError) -> Output) throws -> Output {
+        do {
+            return try body(&parser)
+        } catch {
+            throw giveUp()
+        }
+    }
+
     /// The offset of the next non-space byte at or after `offset`.
     func skipSpace(from offset: Int) -> Int {
         var parser = parser(at: offset)
@@ -99,11 +108,7 @@ private final class DecodingState {
     func string(at offset: Int) throws -> String {
         guard bytes[offset] == UInt8(ascii: "\"") else { throw giveUp() }
         var parser = parser(at: offset)
-        do {
-            return try parser.parseString()
-        } catch {
-            throw giveUp()
-        }
+        return try parsing(&parser) { parser throws(JSONParseError) in try parser.parseString() }
     }
 
     /// A string's bytes between its quotes, when they are ASCII without escapes (keys, dates).
@@ -120,11 +125,7 @@ private final class DecodingState {
     private func number(at offset: Int) throws -> JSONValue {
         guard bytes[offset] == UInt8(ascii: "-") || (bytes[offset] >= UInt8(ascii: "0") && bytes[offset] <= UInt8(ascii: "9")) else { throw giveUp() }
         var parser = parser(at: offset)
-        do {
-            return try parser.parseNumber()
-        } catch {
-            throw giveUp()
-        }
+        return try parsing(&parser) { parser throws(JSONParseError) in try parser.parseNumber() }
     }
 
     /// An integer written as one (no fraction, no exponent) that fits `Integer`.
@@ -162,11 +163,7 @@ private final class DecodingState {
                 parser.skipWhitespace()
                 members.append(ObjectMember(key: key, value: parser.offset))
                 guard members.count <= 64 else { throw giveUp() }
-                do {
-                    try parser.skipValue()
-                } catch {
-                    throw giveUp()
-                }
+                try parsing(&parser) { parser throws(JSONParseError) in try parser.skipValue() }
                 parser.skipWhitespace()
                 guard parser.offset < bytes.count else { throw giveUp() }
                 if bytes[parser.offset] == UInt8(ascii: "}") { break }
@@ -186,11 +183,7 @@ private final class DecodingState {
         if let end = objectEnds[offset] {
             parser.offset = end
         } else {
-            do {
-                try parser.skipValue()
-            } catch {
-                throw giveUp()
-            }
+            try parsing(&parser) { parser throws(JSONParseError) in try parser.skipValue() }
         }
         parser.skipWhitespace()
         if bytes[parser.offset] == UInt8(ascii: ",") {

@@ -42,11 +42,24 @@ public final class ServiceHost: Service, Sendable {
         let invoke: Invoke
     }
 
+    /// A reply to send: its header and, when OK, the payload and attachment.
+    private struct Reply: Sendable {
+        var header: ReplyHeader
+        var payload = Data()
+        var attachment: Data?
+
+        static func failure(_ id: String, _ error: BusError) -> Reply { Reply(header: ReplyHeader(id: id, error: error)) }
+
+        func frames(to request: InboundRequest) -> [Data] {
+            WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
+        }
+    }
+
     /// A request read and checked on the I/O thread: either answered already (an error, or an
     /// I/O-thread handler's reply) or to be served by a task.
     private enum Intake {
-        case answered(ReplyHeader, Data, Data?)
-        case task(id: String, invoke: @Sendable (Data, RequestContext) async throws -> (Data, Data?), RequestContext)
+        case answered(Reply)
+        case task(@Sendable (Data, RequestContext) async throws -> (Data, Data?), RequestContext)
     }
 
     /// A host for `service` that publishes `topics` (listed by `_describe`).
@@ -141,19 +154,19 @@ public final class ServiceHost: Service, Sendable {
         try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
             let started = ContinuousClock.now
             switch intake(request) {
-            case .answered(let header, let payload, let attachment):
-                logHandled(request, header, since: started)
-                return WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
-            case .task(let id, let invoke, let context):
+            case .answered(let reply):
+                logHandled(request, reply.header, since: started)
+                return reply.frames(to: request)
+            case .task(let invoke, let context):
                 inFlight.begin()
                 Task {
                     try? await slots.withSlot {
-                        let (header, payload, attachment) = await answer(id: id, context: context) { try await invoke(request.payload, context) }
-                        let frames = WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
+                        let reply = await answer(context) { try await invoke(request.payload, context) }
+                        let frames = reply.frames(to: request)
                         try? bus.io.submit { loop in
                             loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: request.generation, frames: frames)
                         }
-                        logHandled(request, header, since: started)
+                        logHandled(request, reply.header, since: started)
                     }
                     inFlight.end()
                 }
@@ -201,53 +214,51 @@ public final class ServiceHost: Service, Sendable {
         do {
             header = try RequestHeader.decode(request.header)
         } catch {
-            return .answered(ReplyHeader(id: "", error: error), Data(), nil)
-        }
-        if let deadline = header.deadline, deadline <= Date().unixMilliseconds {
-            return .answered(ReplyHeader(id: header.id, error: startedTooLate), Data(), nil)
-        }
-        guard let route = routes.withLock({ $0[request.method] }) else {
-            let error = BusError.unimplemented("service \(service) has no method '\(request.method)'; _describe lists its methods")
-            return .answered(ReplyHeader(id: header.id, error: error), Data(), nil)
+            return .answered(.failure("", error))
         }
         let context = RequestContext(
             requestID: header.id, method: request.method, user: header.user, meta: header.meta,
             idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
+        if let late = startedTooLate(context) { return .answered(late) }
+        guard let route = routes.withLock({ $0[request.method] }) else {
+            return .answered(.failure(header.id, .unimplemented("service \(service) has no method '\(request.method)'; _describe lists its methods")))
+        }
         switch route.invoke {
         case .task(let invoke):
-            return .task(id: header.id, invoke: invoke, context)
+            return .task(invoke, context)
         case .ioThread(let invoke):
-            let (header, payload, attachment) = reply(id: header.id, context: context, Result { try invoke(request.payload, context) })
-            return .answered(header, payload, attachment)
+            return .answered(reply(context, Result { try invoke(request.payload, context) }))
         }
     }
 
-    private var startedTooLate: BusError { .deadlineExceeded("the deadline passed before \(service) started the request") }
+    /// DEADLINE_EXCEEDED if the request's deadline passed before its handler started.
+    private func startedTooLate(_ context: RequestContext) -> Reply? {
+        guard let deadline = context.deadline, deadline <= Date() else { return nil }
+        return .failure(context.requestID, .deadlineExceeded("the deadline passed before \(service) started the request"))
+    }
 
     /// Runs a task handler, unless the request's deadline passed while it waited for a slot.
-    private func answer(id: String, context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> (ReplyHeader, Data, Data?) {
-        if let deadline = context.deadline, deadline <= Date() {
-            return (ReplyHeader(id: id, error: startedTooLate), Data(), nil)
-        }
+    private func answer(_ context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> Reply {
+        if let late = startedTooLate(context) { return late }
         do {
-            return reply(id: id, context: context, .success(try await invoke()))
+            return reply(context, .success(try await invoke()))
         } catch {
-            return reply(id: id, context: context, .failure(error))
+            return reply(context, .failure(error))
         }
     }
 
     /// The reply to a handler's outcome: its payload, or the status its error maps to.
-    private func reply(id: String, context: RequestContext, _ outcome: Result<(Data, Data?), any Error>) -> (ReplyHeader, Data, Data?) {
+    private func reply(_ context: RequestContext, _ outcome: Result<(Data, Data?), any Error>) -> Reply {
         switch outcome {
         case .success(let (payload, attachment)):
             if let tooLarge = oversized(payload: payload, attachment: attachment, method: context.method) {
                 context.logger.warning("reply too large for the broker", metadata: ["error": "\(tooLarge.message)"])
-                return (ReplyHeader(id: id, error: tooLarge), Data(), nil)
+                return .failure(context.requestID, tooLarge)
             }
-            return (ReplyHeader(id: id), payload, attachment)
+            return Reply(header: ReplyHeader(id: context.requestID), payload: payload, attachment: attachment)
         case .failure(let error):
-            return (ReplyHeader(id: id, error: replyError(for: error, logger: context.logger)), Data(), nil)
+            return .failure(context.requestID, replyError(for: error, logger: context.logger))
         }
     }
 
