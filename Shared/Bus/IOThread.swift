@@ -53,14 +53,12 @@ final class IOThread: Sendable {
         } catch {
             throw .internal("cannot create the I/O thread's eventfd: \(error)")
         }
-        let thread = Thread { [self] in
+        startThread(named: name) { [self] in
             blockAllSignalsOnCurrentThread()
             let loop = makeLoop(self)
             loop.run()
             finish()
         }
-        thread.name = name
-        thread.start()
     }
 
     /// Queues `command` for the I/O thread.

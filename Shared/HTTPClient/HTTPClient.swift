@@ -1,3 +1,4 @@
+import Bus
 import CCurl
 import Foundation
 import Logging
@@ -39,7 +40,7 @@ public final class HTTPClient: Sendable {
         studybus_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         multi = MultiHandle(handle)
         self.logger = logger
-        let thread = Thread { [self] in
+        startThread(named: "studybus-http") { [self] in
             CurlLoop(multi: multi.handle, logger: logger).run(takeCommands: takeCommands)
             curl_multi_cleanup(multi.handle)
             let waiters = finished.withLock { waiters -> [CheckedContinuation<Void, Never>] in
@@ -48,8 +49,6 @@ public final class HTTPClient: Sendable {
             }
             for waiter in waiters { waiter.resume() }
         }
-        thread.name = "studybus-http"
-        thread.start()
     }
 
     /// Sends `request` and returns the whole response.

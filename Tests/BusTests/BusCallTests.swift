@@ -105,11 +105,12 @@ struct BusCallTests {
         await world.stop()
     }
 
-    @Test("a handler on the I/O thread answers with the request's context and maps its errors like any other")
+    @Test("a handler on the I/O thread runs there, answers with the request's context and maps its errors like any other")
     func ioThreadHandler() async throws {
         let world = try await EchoWorld.start()
         let client = world.client
-        #expect(try await client.call(Echo.upper, EchoRequest(text: "abc"), options: CallOptions(user: "u1")) == EchoReply(text: "ABC", user: "u1"))
+        let reply = try await client.call(Echo.upper, EchoRequest(text: "abc"), options: CallOptions(user: "u1"))
+        #expect(reply == EchoReply(text: "ABC", user: "u1", thread: "studybus-io"))
         let empty = await #expect(throws: BusError.self) { _ = try await client.call(Echo.upper, EchoRequest(text: "")) }
         #expect(empty == BusError.invalidArgument("field 'text' must not be empty"))
         let undecodable = await #expect(throws: BusError.self) {

@@ -22,12 +22,15 @@ public struct EchoReply: Codable, Sendable, Equatable {
     public var attachmentBytes: Int?
     public var idem: String?
     public var traceparent: String?
-    public init(text: String, user: String? = nil, attachmentBytes: Int? = nil, idem: String? = nil, traceparent: String? = nil) {
+    /// The name of the thread that answered (set by `upper` only).
+    public var thread: String?
+    public init(text: String, user: String? = nil, attachmentBytes: Int? = nil, idem: String? = nil, traceparent: String? = nil, thread: String? = nil) {
         self.text = text
         self.user = user
         self.attachmentBytes = attachmentBytes
         self.idem = idem
         self.traceparent = traceparent
+        self.thread = thread
     }
 }
 
@@ -74,7 +77,9 @@ public func registerEcho(on host: ServiceHost, gauge: ConcurrencyGauge = Concurr
     }
     host.handleOnIOThread(Echo.upper) { request, context in
         guard !request.text.isEmpty else { throw BusError.invalidArgument("field 'text' must not be empty") }
-        return EchoReply(text: request.text.uppercased(), user: context.user)
+        // The thread's name as the OS has it (what top and perf show).
+        let thread = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .newlines)
+        return EchoReply(text: request.text.uppercased(), user: context.user, thread: thread)
     }
     host.handle(Echo.fail) { request, _ in
         switch request.kind {

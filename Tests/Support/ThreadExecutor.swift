@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 import Synchronization
 import ZMQ
@@ -18,12 +19,10 @@ public final class ThreadExecutor: SerialExecutor {
     private let available = DispatchSemaphore(value: 0)
 
     public init(name: String) {
-        let thread = Thread { [self] in
+        startThread(named: name) { [self] in
             blockAllSignalsOnCurrentThread()
             runJobs()
         }
-        thread.name = name
-        thread.start()
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

@@ -60,9 +60,7 @@ public final class Broker: Sendable {
                     continuation.resume(throwing: BusError.failedPrecondition("the broker was already started"))
                     return
                 }
-                let thread = Thread { [self] in runOnThread() }
-                thread.name = "studybus-broker"
-                thread.start()
+                startThread(named: "studybus-broker") { [self] in runOnThread() }
             }
         } catch let error as BusError {
             throw error

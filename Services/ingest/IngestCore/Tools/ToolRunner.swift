@@ -37,11 +37,9 @@ enum ToolRunner {
         }
         let outcome = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<SpawnedProcess.Outcome, Never>) in
-                let thread = Thread {
+                startThread(named: "ingest-tool") {
                     continuation.resume(returning: process.collect(timeout: timeout, maximumOutput: maximumOutput))
                 }
-                thread.name = "ingest-tool"
-                thread.start()
             }
         } onCancel: {
             process.kill()

@@ -1,3 +1,4 @@
+import Bus
 import Foundation
 
 /// Holds every scheduled timer in memory and fires each at its deadline from a thread of its
@@ -103,14 +104,11 @@ public final class TimerEngine: @unchecked Sendable {
             return threadRunning
         }
         guard !alreadyRunning else { return }
-        let thread = Thread { [self] in
+        startThread(named: "timer-engine", qualityOfService: .userInteractive) { [self] in
             blockSignals()
             drive()
             finished.signal()
         }
-        thread.name = "timer-engine"
-        thread.qualityOfService = .userInteractive
-        thread.start()
     }
 
     /// Stops the driver thread and waits for it; entries stay scheduled.
