@@ -112,8 +112,8 @@ public final class Bus: Sendable {
     /// - Throws: the reply's status as a ``BusError`` when it is not OK.
     nonisolated(nonsending) public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
         let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
-        let call = try OutgoingCall(id: id, service: service, method: method, payload: payload, options: options, configuration: configuration)
-        let reply = try await send(PendingCall(id: id), frames: call.frames, deadline: call.deadline, to: "\(service)/\(method)")
+        let request = try OutgoingCall(id: id, service: service, method: method, payload: payload, options: options, configuration: configuration)
+        let reply = try await send(request)
         if let error = reply.header.error { throw error }
         return reply
     }
@@ -123,31 +123,28 @@ public final class Bus: Sendable {
     /// The closure passed to `withTaskCancellationHandler` refers to `isolation`, so it runs on
     /// the caller's actor too; otherwise it would be nonisolated and every call would hop to
     /// the global executor and back.
-    private func send(
-        _ call: PendingCall, frames: [Data], deadline: ContinuousClock.Instant, to target: String,
-        isolation: isolated (any Actor)? = #isolation
-    ) async throws(BusError) -> RawReply {
+    private func send(_ request: OutgoingCall, isolation: isolated (any Actor)? = #isolation) async throws(BusError) -> RawReply {
         let io = self.io
-        let id = call.id
+        let call = PendingCall(id: request.id, deadline: request.deadline)
         do {
             return try await withTaskCancellationHandler {
                 _ = isolation
                 return try await withUnsafeThrowingContinuation { continuation in
                     guard call.install(continuation) else { return }
                     do throws(BusError) {
-                        try io.submit { loop in loop.client.send(call, frames: frames, deadline: deadline) }
+                        try io.submit { loop in loop.client.send(call, request) }
                     } catch {
                         call.resolve(.failure(error))
                     }
                 }
             } onCancel: {
-                call.resolve(.failure(.cancelled("the call to \(target) was cancelled")))
-                try? io.submit { loop in loop.client.forget(id) }
+                call.resolve(.failure(.cancelled("the call to \(request.service)/\(request.method) was cancelled")))
+                try? io.submit { loop in loop.client.forget(request.id) }
             }
         } catch let error as BusError {
             throw error
         } catch {
-            throw .internal("call to \(target) failed: \(error)")
+            throw .internal("call to \(request.service)/\(request.method) failed: \(error)")
         }
     }
 
@@ -248,7 +245,7 @@ public final class Bus: Sendable {
 
     // MARK: Worker connections (used by ServiceHost)
 
-    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (InboundRequest) -> [Data]?) throws(BusError) {
+    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) throws(BusError) {
         try io.submit { loop in
             loop.add(WorkerEndpoint(service: service, credit: credit, loop: loop, deliver: deliver), id: id)
         }

@@ -1,10 +1,15 @@
 import Foundation
+import ZMQ
 
-/// A request ready to go to the broker: its id, frames and local deadline. Built the same way
+/// A request ready to go to the broker: its id, parts and local deadline. Built the same way
 /// for ``Bus`` and ``BlockingClient``.
-struct OutgoingCall {
+struct OutgoingCall: Sendable {
     let id: String
-    let frames: [Data]
+    let service: String
+    let method: String
+    let header: Data
+    let payload: Data
+    let attachment: Data?
     /// When the caller stops waiting, on the monotonic clock.
     let deadline: ContinuousClock.Instant
 
@@ -22,12 +27,26 @@ struct OutgoingCall {
             throw .messageTooLarge("the request to \(service)/\(method)", bytes: largest, limit: configuration.maxMessageBytes,
                                    advice: "send less at once or raise the limit for the broker and this process")
         }
-        let header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey)
-        var frames = [Data(), MDP.Frames.client, Data(service.utf8), Data(method.utf8), header.encoded(), payload]
-        if let attachment = options.attachment { frames.append(attachment) }
         self.id = id
-        self.frames = frames
-        self.deadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
+        self.service = service
+        self.method = method
+        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey).encoded()
+        self.payload = payload
+        attachment = options.attachment
+        deadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
+    }
+
+    /// Sends `[empty, MDPC01, service, method, header, payload, attachment?]`. Returns `false`
+    /// if the socket would block at the first part, when nothing was sent.
+    func send(on socket: ZMQSocket) throws(ZMQError) -> Bool {
+        guard try socket.send("", more: true, dontWait: true) else { return false }
+        try socket.send("MDPC01", more: true)
+        try socket.send(service, more: true)
+        try socket.send(method, more: true)
+        try socket.send(header, more: true)
+        try socket.send(payload, more: attachment != nil)
+        if let attachment { try socket.send(attachment, more: false) }
+        return true
     }
 
     /// A prefix that makes this connection's call ids unique among the broker's clients.
@@ -55,10 +74,11 @@ struct OutgoingCall {
 }
 
 extension RawReply {
-    /// Parses a reply as the broker sends it to a client: `[empty, MDPC01, service, header,
-    /// payload, attachment?]`; `nil` if it is not one.
-    init?(frames: [Data]) {
-        guard frames.count >= 5, frames.count <= 6, frames[0].isEmpty, let header = try? ReplyHeader.decode(frames[3]) else { return nil }
-        self.init(header: header, payload: frames[4], attachment: frames.count == 6 ? frames[5] : nil)
+    /// Reads a reply as the broker sends it to a client, `[empty, MDPC01, service, header,
+    /// payload, attachment?]`, copying the payload and attachment out; `nil` if it is not one.
+    init?(_ message: ZMQMultipart) {
+        let frames = message.receivedCount
+        guard frames >= 5, frames <= 6, message.size(0) == 0, let header = try? ReplyHeader.decode(bytes: message.bytes(3)) else { return nil }
+        self.init(header: header, payload: message.data(4), attachment: frames == 6 ? message.data(5) : nil)
     }
 }

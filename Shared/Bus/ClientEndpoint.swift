@@ -22,9 +22,14 @@ final class PendingCall: Sendable {
     }
 
     let id: String
+    /// When the caller stops waiting, on the monotonic clock.
+    let deadline: ContinuousClock.Instant
     private let state = Mutex(State.created)
 
-    init(id: String) { self.id = id }
+    init(id: String, deadline: ContinuousClock.Instant) {
+        self.id = id
+        self.deadline = deadline
+    }
 
     /// Whether a reply, deadline, cancellation or shutdown has already settled the call.
     var isSettled: Bool {
@@ -76,8 +81,11 @@ final class PendingCall: Sendable {
 final class ClientEndpoint: LoopEndpoint {
     private(set) var socket: ZMQSocket?
     private var pending: [String: PendingCall] = [:]
-    /// Deadlines of the calls sent; entries of settled calls are dropped when they reach the top.
+    /// Deadlines of the calls sent. A settled call's entry stays until it reaches the top, or
+    /// until the heap is rebuilt from the calls still pending, once most of it is settled ones.
     private var deadlines = MinHeap<ContinuousClock.Instant, PendingCall>()
+    /// The reply being read: received into the same parts every time.
+    private let message = ZMQMultipart()
 
     init(loop: IOLoop) {
         do {
@@ -88,13 +96,13 @@ final class ClientEndpoint: LoopEndpoint {
     }
 
     /// Sends a request and remembers the call until its reply or deadline.
-    func send(_ call: PendingCall, frames: [Data], deadline: ContinuousClock.Instant) {
+    func send(_ call: PendingCall, _ request: OutgoingCall) {
         guard let socket else {
             call.resolve(.failure(.unavailable("the bus client has no connection to the broker")))
             return
         }
         do {
-            guard try socket.send(frames, dontWait: true) else {
+            guard try request.send(on: socket) else {
                 call.resolve(.failure(.resourceExhausted("too many requests are queued towards the broker")))
                 return
             }
@@ -103,7 +111,12 @@ final class ClientEndpoint: LoopEndpoint {
             return
         }
         pending[call.id] = call
-        deadlines.insert(deadline, call)
+        // Calls mostly settle long before their deadline: rebuilt, the heap holds only live ones,
+        // so its size follows the calls in flight, not the call rate times the timeout.
+        if deadlines.count >= 2 * pending.count + 1024 {
+            deadlines = MinHeap(pending.values.map { ($0.deadline, $0) })
+        }
+        deadlines.insert(call.deadline, call)
     }
 
     /// Forgets a call its caller gave up on.
@@ -129,16 +142,14 @@ final class ClientEndpoint: LoopEndpoint {
     func readable(_ loop: IOLoop) {
         guard let socket else { return }
         for _ in 0..<IOLoop.readBatch {
-            let frames: [Data]?
             do {
-                frames = try socket.receive(dontWait: true)
+                guard try message.receive(from: socket, dontWait: true) else { return }
             } catch {
                 loop.logger.warning("bus client receive failed", metadata: ["error": "\(error)"])
                 return
             }
-            guard let frames else { return }
-            guard let reply = RawReply(frames: frames) else {
-                loop.logger.warning("dropping a malformed reply from the broker", metadata: ["frames": "\(frames.count)"])
+            guard let reply = RawReply(message) else {
+                loop.logger.warning("dropping a malformed reply from the broker", metadata: ["frames": "\(message.receivedCount)"])
                 continue
             }
             guard let call = pending.removeValue(forKey: reply.header.id) else { continue }

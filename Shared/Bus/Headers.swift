@@ -52,6 +52,11 @@ public struct RequestHeader: Sendable, Equatable {
     /// Parses and validates a request header; unknown keys are ignored.
     /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong.
     public static func decode(_ data: Data) throws(BusError) -> RequestHeader {
+        try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
+    }
+
+    /// Parses and validates a request header from bytes a message part holds.
+    public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> RequestHeader {
         let what = "request header"
         var header = RequestHeader(id: "")
         var sawID = false
@@ -121,6 +126,11 @@ public struct ReplyHeader: Sendable, Equatable {
 
     /// Parses a reply header; unknown keys are ignored and unknown codes read as `UNKNOWN`.
     public static func decode(_ data: Data) throws(BusError) -> ReplyHeader {
+        try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
+    }
+
+    /// Parses a reply header from bytes a message part holds.
+    public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> ReplyHeader {
         var id: String?, code: Int64?, message: String?, details: JSONValue?
         try HeaderFields.scan(data, keys: Self.keys, what: "reply header") { key, value throws(BusError) in
             switch key {
@@ -220,6 +230,11 @@ public struct EventHeader: Sendable, Equatable {
 
     /// Parses an event header; unknown keys are ignored.
     public static func decode(_ data: Data) throws(BusError) -> EventHeader {
+        try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
+    }
+
+    /// Parses an event header from bytes a message part holds.
+    public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> EventHeader {
         let what = "event header"
         var id: String?, source: String?, instance: String?
         var seq: Int64?, ts: Int64?, user: String?, meta: [String: String] = [:]
@@ -245,12 +260,20 @@ public struct EventHeader: Sendable, Equatable {
     private static let keys: [StaticString] = ["id", "source", "instance", "seq", "ts", "user", "meta"]
 }
 
+/// Calls `body` with the bytes of `data` (typed throws, which `Data.withUnsafeBytes` lacks).
+func withBytes<R>(of data: Data, _ body: (UnsafeRawBufferPointer) throws(BusError) -> R) throws(BusError) -> R {
+    let result: Result<R, BusError> = data.withUnsafeBytes { bytes in
+        do throws(BusError) { return .success(try body(bytes)) } catch { return .failure(error) }
+    }
+    return try result.get()
+}
+
 /// Reads the flat JSON objects of headers without building a tree: only the members a header
 /// knows are parsed, the rest skipped (unknown keys are ignored, as the protocol requires).
 enum HeaderFields {
     /// Calls `field` with each known key (by its index in `keys`) and the parsed value.
-    static func scan(_ data: Data, keys: [StaticString], what: String, _ field: (Int, JSONValue) throws(BusError) -> Void) throws(BusError) {
-        let outcome: Result<Void, BusError> = data.withUnsafeBytes { bytes in
+    static func scan(_ bytes: UnsafeRawBufferPointer, keys: [StaticString], what: String, _ field: (Int, JSONValue) throws(BusError) -> Void) throws(BusError) {
+        let outcome: Result<Void, BusError> = {
             var parser = JSONParser(bytes: bytes)
             var fieldError: BusError?
             do throws(JSONParseError) {
@@ -268,7 +291,7 @@ enum HeaderFields {
                 return .failure(error.reason == "expected a JSON object" ? .invalidArgument("\(what) must be a JSON object") : .invalidArgument("\(what) is not valid JSON: \(error)"))
             }
             return fieldError.map { .failure($0) } ?? .success(())
-        }
+        }()
         try outcome.get()
     }
 

@@ -42,23 +42,10 @@ public final class ServiceHost: Service, Sendable {
         let invoke: Invoke
     }
 
-    /// A reply to send: its header and, when OK, the payload and attachment.
-    private struct Reply: Sendable {
-        var header: ReplyHeader
-        var payload = Data()
-        var attachment: Data?
-
-        static func failure(_ id: String, _ error: BusError) -> Reply { Reply(header: ReplyHeader(id: id, error: error)) }
-
-        func frames(to request: InboundRequest) -> [Data] {
-            WorkerEndpoint.replyFrames(client: request.client, header: header, payload: payload, attachment: attachment)
-        }
-    }
-
     /// A request read and checked on the I/O thread: either answered already (an error, or an
     /// I/O-thread handler's reply) or to be served by a task.
     private enum Intake {
-        case answered(Reply)
+        case answered(WorkerReply)
         case task(@Sendable (Data, RequestContext) async throws -> (Data, Data?), RequestContext)
     }
 
@@ -155,18 +142,18 @@ public final class ServiceHost: Service, Sendable {
             let started = ContinuousClock.now
             switch intake(request) {
             case .answered(let reply):
-                logHandled(request, reply.header, since: started)
-                return reply.frames(to: request)
+                logHandled(request.method, reply.header, since: started)
+                return reply
             case .task(let invoke, let context):
+                let generation = request.generation, client = request.client, payload = request.payload
                 inFlight.begin()
                 Task {
                     try? await slots.withSlot {
-                        let reply = await answer(context) { try await invoke(request.payload, context) }
-                        let frames = reply.frames(to: request)
+                        let reply = await answer(context) { try await invoke(payload, context) }
                         try? bus.io.submit { loop in
-                            loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: request.generation, frames: frames)
+                            loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: generation, client: client, reply)
                         }
-                        logHandled(request, reply.header, since: started)
+                        logHandled(context.method, reply.header, since: started)
                     }
                     inFlight.end()
                 }
@@ -199,30 +186,31 @@ public final class ServiceHost: Service, Sendable {
         logger.info("stopped serving")
     }
 
-    private func logHandled(_ request: InboundRequest, _ header: ReplyHeader, since started: ContinuousClock.Instant) {
+    private func logHandled(_ method: String, _ header: ReplyHeader, since started: ContinuousClock.Instant) {
         guard logger.logLevel <= .debug else { return }
         logger.debug("handled", metadata: [
-            "method": "\(request.method)", "request": "\(header.id)", "code": "\(header.code.name)",
+            "method": "\(method)", "request": "\(header.id)", "code": "\(header.code.name)",
             "us": "\((ContinuousClock.now - started).wholeMicroseconds)",
         ])
     }
 
     /// Reads the request's header and finds its route; answers errors, and runs an I/O-thread
     /// handler, at once.
-    private func intake(_ request: InboundRequest) -> Intake {
+    private func intake(_ request: ArrivingRequest) -> Intake {
         let header: RequestHeader
         do {
-            header = try RequestHeader.decode(request.header)
+            header = try RequestHeader.decode(bytes: request.header)
         } catch {
             return .answered(.failure("", error))
         }
+        let method = request.method
         let context = RequestContext(
-            requestID: header.id, method: request.method, user: header.user, meta: header.meta,
+            requestID: header.id, method: method, user: header.user, meta: header.meta,
             idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
         if let late = startedTooLate(context) { return .answered(late) }
-        guard let route = routes.withLock({ $0[request.method] }) else {
-            return .answered(.failure(header.id, .unimplemented("service \(service) has no method '\(request.method)'; _describe lists its methods")))
+        guard let route = routes.withLock({ $0[method] }) else {
+            return .answered(.failure(header.id, .unimplemented("service \(service) has no method '\(method)'; _describe lists its methods")))
         }
         switch route.invoke {
         case .task(let invoke):
@@ -233,13 +221,13 @@ public final class ServiceHost: Service, Sendable {
     }
 
     /// DEADLINE_EXCEEDED if the request's deadline passed before its handler started.
-    private func startedTooLate(_ context: RequestContext) -> Reply? {
+    private func startedTooLate(_ context: RequestContext) -> WorkerReply? {
         guard let deadline = context.deadline, deadline <= Date() else { return nil }
         return .failure(context.requestID, .deadlineExceeded("the deadline passed before \(service) started the request"))
     }
 
     /// Runs a task handler, unless the request's deadline passed while it waited for a slot.
-    private func answer(_ context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> Reply {
+    private func answer(_ context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> WorkerReply {
         if let late = startedTooLate(context) { return late }
         do {
             return reply(context, .success(try await invoke()))
@@ -249,14 +237,14 @@ public final class ServiceHost: Service, Sendable {
     }
 
     /// The reply to a handler's outcome: its payload, or the status its error maps to.
-    private func reply(_ context: RequestContext, _ outcome: Result<(Data, Data?), any Error>) -> Reply {
+    private func reply(_ context: RequestContext, _ outcome: Result<(Data, Data?), any Error>) -> WorkerReply {
         switch outcome {
         case .success(let (payload, attachment)):
             if let tooLarge = oversized(payload: payload, attachment: attachment, method: context.method) {
                 context.logger.warning("reply too large for the broker", metadata: ["error": "\(tooLarge.message)"])
                 return .failure(context.requestID, tooLarge)
             }
-            return Reply(header: ReplyHeader(id: context.requestID), payload: payload, attachment: attachment)
+            return WorkerReply(header: ReplyHeader(id: context.requestID), payload: payload, attachment: attachment)
         case .failure(let error):
             return .failure(context.requestID, replyError(for: error, logger: context.logger))
         }

@@ -2,16 +2,29 @@ import Foundation
 import Logging
 import ZMQ
 
-/// A request the broker handed to this worker, as raw frames.
-struct InboundRequest: Sendable {
+/// A request the broker handed to this worker, read in place from the message that brought it,
+/// `[empty, MDPW01, REQUEST, client, empty, method, header, payload, attachment?]`: valid only
+/// during the call it is passed to. What must outlive that call is copied out.
+struct ArrivingRequest {
+    fileprivate let message: ZMQMultipart
     /// Which connection it came on; replies to an older connection are dropped, because the
     /// broker that sent it has forgotten it.
-    var generation: Int
-    var client: Data
-    var method: String
-    var header: Data
-    var payload: Data
+    let generation: Int
+
+    var client: Data { message.data(3) }
+    var method: String { message.string(5) }
+    var header: UnsafeRawBufferPointer { message.bytes(6) }
+    var payload: Data { message.data(7) }
+    var attachment: Data? { message.count > 8 ? message.data(8) : nil }
+}
+
+/// A worker's reply: its header and, when OK, the payload and attachment.
+struct WorkerReply: Sendable {
+    var header: ReplyHeader
+    var payload = Data()
     var attachment: Data?
+
+    static func failure(_ id: String, _ error: BusError) -> WorkerReply { WorkerReply(header: ReplyHeader(id: id, error: error)) }
 }
 
 /// A service's worker connection to the broker (the 7/MDP worker side) on the I/O thread:
@@ -19,8 +32,8 @@ struct InboundRequest: Sendable {
 final class WorkerEndpoint: LoopEndpoint {
     let service: String
     let credit: Int
-    /// Hands a request to the service host; returns the reply frames if it answered at once.
-    private let deliver: @Sendable (InboundRequest) -> [Data]?
+    /// Hands a request to the service host; returns the reply if it answered at once.
+    private let deliver: @Sendable (ArrivingRequest) -> WorkerReply?
     private let logger: Logger
     private(set) var socket: ZMQSocket?
     private var generation = 0
@@ -30,8 +43,10 @@ final class WorkerEndpoint: LoopEndpoint {
     private var backoff: Duration
     private var heardSinceConnect = false
     private var draining = false
+    /// The message being read: received into the same parts every time.
+    private let message = ZMQMultipart()
 
-    init(service: String, credit: Int, loop: IOLoop, deliver: @escaping @Sendable (InboundRequest) -> [Data]?) {
+    init(service: String, credit: Int, loop: IOLoop, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) {
         self.service = service
         self.credit = credit
         self.deliver = deliver
@@ -82,18 +97,24 @@ final class WorkerEndpoint: LoopEndpoint {
     /// while the replies of requests already delivered still go out.
     func startDraining() { draining = true }
 
-    /// The REPLY command for `client`.
-    static func replyFrames(client: Data, header: ReplyHeader, payload: Data, attachment: Data?) -> [Data] {
-        var frames = [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.reply.frame, client, Data(), header.encoded(), payload]
-        if let attachment { frames.append(attachment) }
-        return frames
+    /// Sends the reply to a request delivered earlier, unless the connection it came on is gone.
+    func reply(generation: Int, client: Data, _ reply: WorkerReply) {
+        guard generation == self.generation, let socket else { return }
+        send(reply, on: socket) { () throws(ZMQError) in try socket.send(client, more: true) }
     }
 
-    /// Sends a handler's reply, unless the connection it belongs to is gone.
-    func reply(generation: Int, frames: [Data]) {
-        guard generation == self.generation, let socket else { return }
+    /// Sends `[empty, MDPW01, REPLY, client, empty, header, payload, attachment?]`, the client
+    /// address part sent by `sendClient`.
+    private func send(_ reply: WorkerReply, on socket: ZMQSocket, client sendClient: () throws(ZMQError) -> Void) {
         do {
-            try socket.send(frames)
+            try socket.send("", more: true)
+            try socket.send("MDPW01", more: true)
+            try socket.send("\u{03}", more: true)
+            try sendClient()
+            try socket.send("", more: true)
+            try socket.send(reply.header.encoded(), more: true)
+            try socket.send(reply.payload, more: reply.attachment != nil)
+            if let attachment = reply.attachment { try socket.send(attachment, more: false) }
         } catch {
             logger.warning("cannot send reply to the broker", metadata: ["service": "\(service)", "error": "\(error)"])
         }
@@ -102,16 +123,14 @@ final class WorkerEndpoint: LoopEndpoint {
     func readable(_ loop: IOLoop) {
         guard let socket else { return }
         for _ in 0..<IOLoop.readBatch {
-            let received: [Data]?
             do {
-                received = try socket.receive(dontWait: true)
+                guard try message.receive(from: socket, dontWait: true) else { return }
             } catch {
                 logger.warning("worker receive failed", metadata: ["service": "\(service)", "error": "\(error)"])
                 return
             }
-            guard let frames = received else { return }
-            guard frames.count >= 3, frames[0].isEmpty, frames[1] == MDP.Frames.worker,
-                  frames[2].count == 1, let command = MDP.Command(rawValue: frames[2][frames[2].startIndex])
+            guard message.count >= 3, message.size(0) == 0, message.equals(1, "MDPW01"),
+                  message.size(2) == 1, let command = MDP.Command(rawValue: message.bytes(2)[0])
             else {
                 logger.warning("dropping a malformed message from the broker", metadata: ["service": "\(service)"])
                 continue
@@ -120,21 +139,20 @@ final class WorkerEndpoint: LoopEndpoint {
             switch command {
             case .request:
                 // [empty, MDPW01, 0x02, client, empty, method, header, payload, attachment?]
-                guard frames.count == 8 || frames.count == 9 else {
-                    logger.warning("dropping a malformed REQUEST", metadata: ["service": "\(service)", "frames": "\(frames.count)"])
+                guard message.receivedCount == 8 || message.receivedCount == 9 else {
+                    logger.warning("dropping a malformed REQUEST", metadata: ["service": "\(service)", "frames": "\(message.receivedCount)"])
                     continue
                 }
                 markHealthy(loop)
+                let reply: WorkerReply?
                 if draining {
-                    let id = (try? RequestHeader.decode(frames[6]).id) ?? ""
-                    let refusal = ReplyHeader(id: id, error: .unavailable("service \(service) is shutting down; retry"))
-                    reply(generation: generation, frames: Self.replyFrames(client: frames[3], header: refusal, payload: Data(), attachment: nil))
-                    continue
+                    let id = (try? RequestHeader.decode(bytes: message.bytes(6)).id) ?? ""
+                    reply = .failure(id, .unavailable("service \(service) is shutting down; retry"))
+                } else {
+                    reply = deliver(ArrivingRequest(message: message, generation: generation))
                 }
-                let answer = deliver(InboundRequest(
-                    generation: generation, client: frames[3], method: String(decoding: frames[5], as: UTF8.self),
-                    header: frames[6], payload: frames[7], attachment: frames.count == 9 ? frames[8] : nil))
-                if let answer { reply(generation: generation, frames: answer) }
+                // Answered at once: the client address goes back in the part it came in.
+                if let reply { send(reply, on: socket) { () throws(ZMQError) in try message.send(3, on: socket, more: true) } }
             case .heartbeat:
                 markHealthy(loop)
             case .disconnect:

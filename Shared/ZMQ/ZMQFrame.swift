@@ -49,12 +49,6 @@ public final class ZMQFrame {
         zmq_msg_data(message).copyMemory(from: base, byteCount: bytes.count)
     }
 
-    /// Empties the frame so it can receive again.
-    func reset() {
-        zmq_msg_close(message)
-        zmq_msg_init(message)
-    }
-
     /// The number of bytes in the frame.
     public var count: Int { zmq_msg_size(message) }
 
@@ -79,29 +73,5 @@ public final class ZMQFrame {
             bytes.count == text.utf8CodeUnitCount
                 && (bytes.count == 0 || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
         }
-    }
-}
-
-/// Frames kept for reuse by the thread that owns them, so a busy receive loop does not allocate
-/// a frame object and a `zmq_msg_t` for every part of every message.
-public final class ZMQFramePool {
-    private var free: [ZMQFrame] = []
-    private let capacity: Int
-
-    public init(capacity: Int = 4096) {
-        self.capacity = capacity
-        free.reserveCapacity(capacity)
-    }
-
-    /// An empty frame.
-    public func take() -> ZMQFrame {
-        free.popLast() ?? ZMQFrame()
-    }
-
-    /// Takes back a frame nobody else uses any more (sent or finished with).
-    public func recycle(_ frame: ZMQFrame) {
-        guard free.count < capacity else { return }
-        frame.reset()
-        free.append(frame)
     }
 }

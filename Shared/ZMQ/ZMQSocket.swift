@@ -181,36 +181,6 @@ public final class ZMQSocket {
 
     // MARK: Receiving
 
-    /// Receives one whole multipart message as frames, or `nil` if `dontWait` is set and none is
-    /// waiting.
-    public func receiveFrames(dontWait: Bool = false) throws(ZMQError) -> [ZMQFrame]? {
-        var frames: [ZMQFrame] = []
-        let flags = dontWait ? ZMQ_DONTWAIT : 0
-        while true {
-            let frame = ZMQFrame()
-            // Only the first part can be "not there yet"; later parts arrive atomically with it.
-            if try !receive(into: frame, flags: frames.isEmpty ? flags : 0) { return nil }
-            frames.append(frame)
-            if zmq_msg_more(frame.message) == 0 { return frames }
-        }
-    }
-
-    /// Receives one whole multipart message into frames taken from `pool`, appended to `frames`.
-    /// Returns `false` if `dontWait` is set and none is waiting.
-    public func receiveFrames(into frames: inout [ZMQFrame], pool: ZMQFramePool, dontWait: Bool) throws(ZMQError) -> Bool {
-        let flags = dontWait ? ZMQ_DONTWAIT : 0
-        let start = frames.count
-        while true {
-            let frame = pool.take()
-            guard try receive(into: frame, flags: frames.count == start ? flags : 0) else {
-                pool.recycle(frame)
-                return false
-            }
-            frames.append(frame)
-            if zmq_msg_more(frame.message) == 0 { return true }
-        }
-    }
-
     /// Receives one whole multipart message as copies of its bytes; `nil` if none came (see
     /// ``receive(into:flags:)``).
     public func receive(dontWait: Bool = false) throws(ZMQError) -> [Data]? {

@@ -138,6 +138,37 @@ struct BrokerRoutingTests {
         await broker.stop()
     }
 
+    @Test("requests that wait in the queue reach the worker with their parts intact: payload, attachment, or no payload at all")
+    func queuedRequestsKeepTheirParts() async throws {
+        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("queued")
+        try await waitForWorkers(endpoints, "queued", count: 1)
+        let client = try await RawPeer.connect(endpoints.rpc)
+        let attachment = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+        func request(_ id: String, _ rest: [Data]) -> [Data] {
+            [Data(), Data(MDP.client.utf8), Data("queued".utf8), Data("m.\(id)".utf8), RequestHeader(id: id, deadline: nowMs() + 10_000).encoded()] + rest
+        }
+        // The worker holds one request at a time, so the second and third wait in the queue.
+        try await client.send(request("first", [Data(#"{"n":1}"#.utf8)]))
+        try await client.send(request("second", [Data(#"{"n":2}"#.utf8), attachment]))
+        try await client.send(request("third", []))
+        var received: [[Data]] = []
+        for id in ["first", "second", "third"] {
+            let next = try #require(await worker.nextRequest())
+            #expect(next.header.id == id && next.method == "m.\(id)")
+            received.append(next.frames)
+            try await worker.answer(client: next.client, id: id)
+        }
+        #expect(received[0].count == 8 && received[0][7] == Data(#"{"n":1}"#.utf8))
+        #expect(received[1].count == 9 && received[1][7] == Data(#"{"n":2}"#.utf8) && received[1][8] == attachment)
+        #expect(received[2].count == 8 && received[2][7].isEmpty, "a request without payload reaches the worker with an empty one")
+        for id in ["first", "second", "third"] { #expect(await client.reply()?.header.id == id) }
+        await worker.close()
+        await client.close()
+        await broker.stop()
+    }
+
     @Test("headers that are not JSON objects and requests with missing frames are INVALID_ARGUMENT")
     func malformedRequests() async throws {
         let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
@@ -152,6 +183,12 @@ struct BrokerRoutingTests {
         #expect(missing.header.message?.contains("frames") == true)
         try await client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), Data(#"{"id":""}"#.utf8), Data()])
         #expect(await client.reply()?.header.message?.contains("'id'") == true)
+        // More frames than the broker keeps of a message: still counted, all of them.
+        try await client.send([Data(), Data(MDP.client.utf8), Data("svc".utf8), Data("m".utf8), RequestHeader(id: "many").encoded()]
+                              + Array(repeating: Data("x".utf8), count: 15))
+        let tooMany = try #require(await client.reply())
+        #expect(tooMany.header.code == .invalidArgument)
+        #expect(tooMany.header.message?.contains("got 20 frames") == true)
         await client.close()
         await broker.stop()
     }

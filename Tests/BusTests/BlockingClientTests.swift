@@ -65,13 +65,71 @@ struct BlockingClientTests {
         #expect(next == "next")
     }
 
-    @Test("a closed client refuses calls at once with UNAVAILABLE")
+    @Test("callEach keeps many calls in flight on the connection and hands each outcome over with its request's position")
+    func callEachPipelines() async throws {
+        let world = try await EchoWorld.start(credit: 16)
+        let configuration = busConfiguration(world.endpoints, source: "pipelined")
+        let outcomes = try await onOwnThread {
+            let client = try BlockingClient(configuration: configuration)
+            var outcomes: [(Int, Result<EchoReply, BusError>)] = []
+            // Handlers of different lengths, so that replies come back out of request order.
+            let requests = (0..<300).lazy.map { EchoRequest(text: "n\($0)", delayMs: $0 % 5) }
+            try client.callEach(Echo.echo, requests, inFlight: 32, options: CallOptions(user: "u1")) { outcomes.append(($0, $1)) }
+            return outcomes.map { index, outcome in (index, (try? outcome.get()).map { "\($0.text)/\($0.user ?? "-")" }) }
+        }
+        #expect(outcomes.count == 300)
+        #expect(outcomes.map(\.0).sorted() == Array(0..<300))
+        #expect(outcomes.allSatisfy { $0.1 == "n\($0.0)/u1" })
+        #expect(outcomes.map(\.0) != Array(0..<300), "replies should arrive in the order the handlers finish")
+        #expect(world.gauge.maximum > 1, "the service should have had several of the calls at once")
+        await world.stop()
+    }
+
+    @Test("callEach gives each call its own error and deadline, and goes on with the rest")
+    func callEachFailures() async throws {
+        let (refused, timed, elapsed, next) = try await withBlockingClient { client in
+            // upper refuses an empty text with INVALID_ARGUMENT.
+            var refused: [Int: BusError?] = [:]
+            try client.callEach(Echo.upper, [EchoRequest(text: "a"), EchoRequest(text: ""), EchoRequest(text: "b")]) { index, outcome in
+                refused[index] = outcome.failure
+            }
+            // The second call outlives its deadline; the others do not.
+            var timed: [Int: BusError?] = [:]
+            let started = ContinuousClock.now
+            let requests = [EchoRequest(text: "a"), EchoRequest(text: "slow", delayMs: 3000), EchoRequest(text: "b")]
+            try client.callEach(Echo.echo, requests, options: CallOptions(timeout: .milliseconds(300))) { index, outcome in
+                timed[index] = outcome.failure
+            }
+            let elapsed = ContinuousClock.now - started
+            // The slow call's reply arrives late, while the next call waits for its own.
+            let next = try client.call(Echo.echo, EchoRequest(text: "next", delayMs: 3200))
+            return (refused, timed, elapsed, next.text)
+        }
+        #expect(refused.count == 3 && refused[0] == .some(nil) && refused[2] == .some(nil))
+        #expect(refused[1]??.code == .invalidArgument)
+        #expect(timed.count == 3 && timed[0] == .some(nil) && timed[2] == .some(nil))
+        #expect(timed[1]??.code == .deadlineExceeded)
+        #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(2500), "the deadline is enforced locally, without waiting for the late reply")
+        #expect(next == "next")
+    }
+
+    @Test("a closed client refuses calls and pipelined calls at once with UNAVAILABLE")
     func closed() async throws {
         let error = try await withBlockingClient { client in
             _ = try client.call(Echo.echo, EchoRequest(text: "once"))
             client.close()
-            return Self.failure { _ = try client.call(Echo.echo, EchoRequest(text: "again")) }
+            return (Self.failure { _ = try client.call(Echo.echo, EchoRequest(text: "again")) },
+                    Self.failure { try client.callEach(Echo.echo, [EchoRequest(text: "again")]) { _, _ in } })
         }
-        #expect(error?.code == .unavailable)
+        #expect(error.0?.code == .unavailable)
+        #expect(error.1?.code == .unavailable)
+    }
+}
+
+private extension Result {
+    /// The error, if this is a failure.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
     }
 }

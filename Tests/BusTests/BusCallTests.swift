@@ -152,6 +152,27 @@ struct BusCallTests {
         await bus.shutdown()
     }
 
+    @Test("a call's deadline holds while thousands of other calls come and go on the connection")
+    func deadlineAmongManyCalls() async throws {
+        let world = try await EchoWorld.start(credit: 64)
+        let client = world.client
+        let started = ContinuousClock.now
+        // The client keeps the deadlines of settled calls until it rebuilds its deadline heap from
+        // the calls still pending: the slow call must survive those rebuilds.
+        let slow = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 6000), options: CallOptions(timeout: .milliseconds(3000))) }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<32 {
+                group.addTask { for index in 0..<100 { _ = try await client.call(Echo.echo, EchoRequest(text: "\(lane).\(index)")) } }
+            }
+            try await group.waitForAll()
+        }
+        let error = await #expect(throws: BusError.self) { _ = try await slow.value }
+        let elapsed = ContinuousClock.now - started
+        #expect(error?.code == .deadlineExceeded)
+        #expect(elapsed >= .milliseconds(3000) && elapsed < .milliseconds(5500))
+        await world.stop()
+    }
+
     @Test("a slow handler past the deadline gives DEADLINE_EXCEEDED to the caller")
     func slowHandler() async throws {
         let world = try await EchoWorld.start()

@@ -8,35 +8,30 @@ typealias TraceContext = (method: String, user: String?, receivedAt: ContinuousC
 
 extension BrokerLoop {
     func readRouter() {
-        var frames: [ZMQFrame] = []
         for _ in 0..<Self.readBatch {
-            frames.removeAll(keepingCapacity: true)
             do {
-                guard try router.receiveFrames(into: &frames, pool: framePool, dontWait: true) else { return }
+                guard try message.receive(from: router, dontWait: true) else { return }
             } catch {
                 logger.warning("receive failed", metadata: ["error": "\(error)"])
                 return
             }
-            route(frames)
-            // Frames kept by a queued request are still referenced there; the rest are done.
-            for index in frames.indices where isKnownUniquelyReferenced(&frames[index]) {
-                framePool.recycle(frames[index])
-            }
+            route()
         }
     }
 
-    private func route(_ frames: [ZMQFrame]) {
+    /// Routes the message just received into `message`.
+    private func route() {
         // [sender identity, empty, protocol, ...]
-        guard frames.count >= 3, frames[1].count == 0 else {
-            reportMalformed("message without an empty delimiter frame", frames: frames.count)
+        guard message.count >= 3, message.size(1) == 0 else {
+            reportMalformed("message without an empty delimiter frame", frames: message.receivedCount)
             return
         }
-        if frames[2].equals("MDPC01") {
-            handleClient(frames)
-        } else if frames[2].equals("MDPW01") {
-            handleWorker(frames)
+        if message.equals(2, "MDPC01") {
+            handleClient()
+        } else if message.equals(2, "MDPW01") {
+            handleWorker()
         } else {
-            reportMalformed("unknown protocol frame (expected MDPC01 or MDPW01)", frames: frames.count)
+            reportMalformed("unknown protocol frame (expected MDPC01 or MDPW01)", frames: message.receivedCount)
         }
     }
 
@@ -47,62 +42,67 @@ extension BrokerLoop {
 
     // MARK: Clients
 
-    private func handleClient(_ frames: [ZMQFrame]) {
-        let client = frames[0].data
+    private func handleClient() {
+        let client = message.data(0)
         let receivedAt = clock.now
-        guard frames.count >= 4 else {
+        guard message.count >= 4 else {
             replyError(client, service: "", id: "", .invalidArgument("request has no service frame"), trace: nil)
             return
         }
-        let service = frames[3].string
+        let service = message.string(3)
         if service == BrokerProtocol.mmiService || service == BrokerProtocol.mmiServices {
-            handleMMI(client: client, service: service, frames: frames, receivedAt: receivedAt)
+            handleMMI(client: client, service: service, receivedAt: receivedAt)
             return
         }
         // [client, empty, MDPC01, service, method, header, payload?, attachment?]
-        guard frames.count >= 6 && frames.count <= 8 else {
+        let frames = message.receivedCount
+        guard frames >= 6 && frames <= 8 else {
             replyError(client, service: service, id: "",
-                       .invalidArgument("a request is: empty, MDPC01, service, method, header, payload[, attachment]; got \(frames.count - 1) frames"),
+                       .invalidArgument("a request is: empty, MDPC01, service, method, header, payload[, attachment]; got \(frames - 1) frames"),
                        trace: nil)
             return
         }
         let header: RequestHeader
         do {
-            header = try RequestHeader.decode(frames[5].data)
+            header = try RequestHeader.decode(bytes: message.bytes(5))
         } catch {
             replyError(client, service: service, id: "", error, trace: nil)
             return
         }
-        let method = frames[4].string
-        let requestBytes = frames[5...].reduce(0) { $0 + $1.count }
-        let trace: TraceContext = (method, header.user, receivedAt, requestBytes)
-        guard !service.isEmpty, service.utf8.count <= 128, !method.isEmpty, method.utf8.count <= 128 else {
-            replyError(client, service: service, id: header.id, .invalidArgument("service and method names must be 1 to 128 bytes"), trace: trace)
+        let request = RequestRecord(
+            client: client, id: header.id, deadlineMs: header.deadline, methodName: message.string(4), user: header.user,
+            receivedAt: receivedAt, requestBytes: message.size(from: 5))
+        guard !service.isEmpty, service.utf8.count <= 128, !request.methodName.isEmpty, request.methodName.utf8.count <= 128 else {
+            replyError(client, service: service, id: header.id, .invalidArgument("service and method names must be 1 to 128 bytes"), trace: request.trace)
             return
         }
         if service == BrokerProtocol.serviceName {
-            answerOwnMethod(client: client, header: header, method: method, trace: trace)
+            answerOwnMethod(client: client, header: header, method: request.methodName, trace: request.trace)
             return
         }
         guard let record = services[service], !record.workers.isEmpty else {
-            replyError(client, service: service, id: header.id, .unavailable("no responders: no worker of service '\(service)' is registered"), trace: trace)
+            replyError(client, service: service, id: header.id, .unavailable("no responders: no worker of service '\(service)' is registered"), trace: request.trace)
             return
         }
         if let deadline = header.deadline, deadline <= Date().unixMilliseconds {
-            replyError(client, service: service, id: header.id, .deadlineExceeded("the request's deadline had already passed when the broker received it"), trace: trace)
+            replyError(client, service: service, id: header.id, .deadlineExceeded("the request's deadline had already passed when the broker received it"), trace: request.trace)
+            return
+        }
+        record.requests += 1
+        // The common case: nobody is waiting and a worker has credit, so the request goes straight
+        // on from the message it came in.
+        if record.queue.isEmpty, let worker = record.workerWithFreeCredit(), forward(message, from: 4, of: request, to: worker) {
             return
         }
         guard record.queue.count < configuration.maxQueuedPerService else {
             replyError(client, service: service, id: header.id,
                        .resourceExhausted("the queue of service '\(service)' is full (\(configuration.maxQueuedPerService) requests waiting)"),
-                       trace: trace)
+                       trace: request.trace)
             return
         }
-        record.requests += 1
-        record.queue.append(QueuedRequest(
-            client: client, id: header.id, deadlineMs: header.deadline, methodName: method, user: header.user,
-            method: frames[4], header: frames[5], payload: frames.count > 6 ? frames[6] : nil,
-            attachment: frames.count > 7 ? frames[7] : nil, receivedAt: receivedAt, requestBytes: requestBytes))
+        let parts = ZMQMultipart(capacity: 4)
+        message.move(4..<message.count, to: parts)
+        record.queue.append(QueuedRequest(record: request, parts: parts))
         dispatch(record)
     }
 
@@ -110,82 +110,89 @@ extension BrokerLoop {
     func dispatch(_ service: ServiceRecord) {
         while !service.queue.isEmpty, let worker = service.workerWithFreeCredit() {
             guard let request = service.queue.popFirst() else { return }
-            if let deadline = request.deadlineMs, deadline <= Date().unixMilliseconds {
-                replyError(request.client, service: service.name, id: request.id,
+            if let deadline = request.record.deadlineMs, deadline <= Date().unixMilliseconds {
+                replyError(request.record.client, service: service.name, id: request.record.id,
                            .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"),
-                           trace: (request.methodName, request.user, request.receivedAt, request.requestBytes))
+                           trace: request.record.trace)
                 continue
             }
-            var parts: [Part] = [
-                .bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.request.frame), .bytes(request.client),
-                .bytes(MDP.Frames.empty), .frame(request.method), .frame(request.header), .frame(request.payload ?? ZMQFrame(Data())),
-            ]
-            if let attachment = request.attachment { parts.append(.frame(attachment)) }
-            guard send(to: worker.identity, parts) else {
-                // ROUTER_MANDATORY refuses at the identity frame, so nothing of the request moved:
-                // put it back first, so that losing the last worker answers it too.
+            if !forward(request.parts, from: 0, of: request.record, to: worker) {
+                // Put it back first, so that losing the last worker answers it too.
                 service.queue.prepend(request)
                 removeWorker(worker, reason: "its connection closed")
-                continue
             }
-            for frame in [request.method, request.header, request.payload, request.attachment] {
-                if let frame { framePool.recycle(frame) }
-            }
-            worker.inFlight[RequestKey(client: request.client, id: request.id)] = InFlightRequest(
-                client: request.client, id: request.id, methodName: request.methodName, user: request.user,
-                receivedAt: request.receivedAt, requestBytes: request.requestBytes)
         }
+    }
+
+    /// Sends a request to `worker` as `[empty, MDPW01, REQUEST, client, empty, method, header,
+    /// payload, attachment?]`, moving its parts from `parts` (method first at `first`), and
+    /// records it as held by the worker. Returns `false` if the worker's connection is gone:
+    /// ROUTER_MANDATORY refuses at the identity frame, so nothing of the request moved.
+    private func forward(_ parts: ZMQMultipart, from first: Int, of request: RequestRecord, to worker: WorkerRecord) -> Bool {
+        let sent = send(to: worker.identity) { () throws(ZMQError) in
+            try router.send("", more: true)
+            try router.send("MDPW01", more: true)
+            try router.send("\u{02}", more: true)
+            try router.send(request.client, more: true)
+            try router.send("", more: true)
+            try parts.send(first, on: router, more: true)
+            try parts.send(first + 1, on: router, more: true)
+            // A request without a payload part gets an empty one: a worker's REQUEST always has it.
+            let hasAttachment = parts.count > first + 3
+            if parts.count > first + 2 { try parts.send(first + 2, on: router, more: hasAttachment) } else { try router.send("", more: false) }
+            if hasAttachment { try parts.send(first + 3, on: router, more: false) }
+        }
+        if sent { worker.inFlight[request.key] = request }
+        return sent
     }
 
     /// Answers a client on the broker's own behalf, with an empty payload.
     func replyError(_ client: Data, service: String, id: String, _ error: BusError, trace: TraceContext?) {
         let header = ReplyHeader(id: id, error: error).encoded()
-        send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.utf8)), .bytes(header), .bytes(MDP.Frames.empty)])
+        send(to: client, [MDP.Frames.empty, MDP.Frames.client, Data(service.utf8), header, MDP.Frames.empty])
         if let trace { traceOwnAnswer(service: service, id: id, code: error.code, trace: trace, replyBytes: header.count) }
     }
 
     // MARK: Workers
 
-    private func handleWorker(_ frames: [ZMQFrame]) {
-        let sender = frames[0].data
-        guard frames.count >= 4, frames[3].count == 1,
-              let command = frames[3].withUnsafeBytes({ MDP.Command(rawValue: $0[0]) })
-        else {
-            reportMalformed("worker message without a valid command", frames: frames.count)
+    private func handleWorker() {
+        let sender = message.data(0)
+        guard message.count >= 4, message.size(3) == 1, let command = MDP.Command(rawValue: message.bytes(3)[0]) else {
+            reportMalformed("worker message without a valid command", frames: message.receivedCount)
             return
         }
         let worker = workers[sender]
-        worker?.expiresAt = clock.now + configuration.heartbeatInterval * configuration.heartbeatLiveness
+        worker?.expiresAt = clock.now + workerLiveness
         switch command {
         case .ready:
-            handleReady(sender: sender, existing: worker, frames: frames)
+            handleReady(sender: sender, existing: worker)
         case .reply:
             guard let worker else { return disconnect(sender, reason: "REPLY from an unregistered worker") }
-            handleReply(worker: worker, frames: frames)
+            handleReply(worker: worker)
         case .heartbeat:
             if worker == nil { disconnect(sender, reason: "HEARTBEAT from an unregistered worker") }
         case .disconnect:
             if let worker { removeWorker(worker, reason: "it disconnected") }
         case .request:
-            reportMalformed("a worker sent REQUEST", frames: frames.count)
+            reportMalformed("a worker sent REQUEST", frames: message.receivedCount)
         }
     }
 
-    private func handleReady(sender: Data, existing: WorkerRecord?, frames: [ZMQFrame]) {
+    private func handleReady(sender: Data, existing: WorkerRecord?) {
         if let existing {
             removeWorker(existing, reason: "it sent READY twice")
             return disconnect(sender, reason: "READY from an already registered worker")
         }
-        guard frames.count == 5 || frames.count == 6 else {
+        guard message.receivedCount == 5 || message.receivedCount == 6 else {
             return disconnect(sender, reason: "READY must carry a service name and optionally a credit")
         }
-        let name = frames[4].string
+        let name = message.string(4)
         guard !name.isEmpty, name.utf8.count <= 128, !name.hasPrefix("mmi."), name != BrokerProtocol.serviceName else {
             return disconnect(sender, reason: "READY for a reserved or invalid service name '\(name)'")
         }
         var credit = 1
-        if frames.count == 6 {
-            guard let claimed = Int(frames[5].string), claimed >= 1 else {
+        if message.count == 6 {
+            guard let claimed = Int(message.string(5)), claimed >= 1 else {
                 return disconnect(sender, reason: "READY credit must be a positive decimal number")
             }
             credit = min(claimed, configuration.maxCredit)
@@ -195,9 +202,7 @@ extension BrokerLoop {
             services[name] = created
             return created
         }()
-        let worker = WorkerRecord(
-            identity: sender, service: service, credit: credit,
-            expiresAt: clock.now + configuration.heartbeatInterval * configuration.heartbeatLiveness)
+        let worker = WorkerRecord(identity: sender, service: service, credit: credit, expiresAt: clock.now + workerLiveness)
         workers[sender] = worker
         service.workers.append(worker)
         logger.info("worker registered", metadata: [
@@ -206,27 +211,33 @@ extension BrokerLoop {
         dispatch(service)
     }
 
-    private func handleReply(worker: WorkerRecord, frames: [ZMQFrame]) {
+    private func handleReply(worker: WorkerRecord) {
         // [worker, empty, MDPW01, 0x03, client, empty, header, payload, attachment?]
         // A worker whose reply cannot be matched to a request breaks the protocol: forgetting the
         // reply would leave its caller waiting and its credit held, so the worker goes, and the
         // requests it holds are answered "worker lost".
-        guard frames.count == 8 || frames.count == 9, frames[5].count == 0 else {
+        let frames = message.receivedCount
+        guard frames == 8 || frames == 9, message.size(5) == 0 else {
             return rejectReply(worker, "a malformed REPLY (it must be: client, empty, header, payload[, attachment])")
         }
-        guard let header = try? ReplyHeader.decode(frames[6].data) else {
+        guard let header = try? ReplyHeader.decode(bytes: message.bytes(6)) else {
             return rejectReply(worker, "a REPLY whose header is not a JSON object with id and code")
         }
-        let client = frames[4].data
+        let client = message.data(4)
         guard let request = worker.inFlight.removeValue(forKey: RequestKey(client: client, id: header.id)) else {
             logger.debug("dropping a reply to a request the worker does not hold", metadata: ["request": "\(header.id)"])
             return
         }
         let service = worker.service
-        let replyBytes = frames[6...].reduce(0) { $0 + $1.count }
-        var parts: [Part] = [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.name.utf8)), .frame(frames[6]), .frame(frames[7])]
-        if frames.count == 9 { parts.append(.frame(frames[8])) }
-        send(to: client, parts)
+        let replyBytes = message.size(from: 6)
+        send(to: client) { () throws(ZMQError) in
+            try router.send("", more: true)
+            try router.send("MDPC01", more: true)
+            try router.send(service.name, more: true)
+            try message.send(6, on: router, more: true)
+            try message.send(7, on: router, more: frames == 9)
+            if frames == 9 { try message.send(8, on: router, more: false) }
+        }
         if tracer.isEnabled {
             publishTrace(RPCTrace(
                 service: service.name, method: request.methodName, id: request.id, code: header.code.rawValue,
@@ -243,7 +254,7 @@ extension BrokerLoop {
 
     func disconnect(_ identity: Data, reason: String) {
         logger.warning("disconnecting worker", metadata: ["worker": "\(hex(identity))", "reason": "\(reason)"])
-        send(to: identity, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.disconnect.frame)])
+        send(to: identity, [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.disconnect.frame])
     }
 
     /// Forgets a worker; the requests it held are answered UNAVAILABLE ("worker lost"), and if it
@@ -259,14 +270,14 @@ extension BrokerLoop {
         for request in worker.inFlight.values {
             replyError(request.client, service: service.name, id: request.id,
                        .unavailable("worker lost: the worker of \(service.name) holding this request went away (\(reason))"),
-                       trace: (request.methodName, request.user, request.receivedAt, request.requestBytes))
+                       trace: request.trace)
         }
         worker.inFlight.removeAll()
         if service.workers.isEmpty {
             for request in service.queue.removeAll(where: { _ in true }) {
-                replyError(request.client, service: service.name, id: request.id,
+                replyError(request.record.client, service: service.name, id: request.record.id,
                            .unavailable("no responders: the last worker of service '\(service.name)' went away"),
-                           trace: (request.methodName, request.user, request.receivedAt, request.requestBytes))
+                           trace: request.record.trace)
             }
         } else {
             dispatch(service)
@@ -275,12 +286,12 @@ extension BrokerLoop {
 
     // MARK: What the broker answers itself
 
-    private func handleMMI(client: Data, service: String, frames: [ZMQFrame], receivedAt: ContinuousClock.Instant) {
+    private func handleMMI(client: Data, service: String, receivedAt: ContinuousClock.Instant) {
         // 8/MMI form: [client, empty, MDPC01, mmi.x, body]; StudyBus form adds header and payload.
         var requestHeader: RequestHeader?
-        if frames.count >= 6 {
+        if message.count >= 6 {
             do {
-                requestHeader = try RequestHeader.decode(frames[5].data)
+                requestHeader = try RequestHeader.decode(bytes: message.bytes(5))
             } catch {
                 replyError(client, service: service, id: "", error, trace: nil)
                 return
@@ -289,7 +300,7 @@ extension BrokerLoop {
         let replyHeader = requestHeader.map { ReplyHeader(id: $0.id).encoded() }
         let body: Data
         if service == BrokerProtocol.mmiService {
-            let name = frames.count >= 5 ? frames[4].string : ""
+            let name = message.count >= 5 ? message.string(4) : ""
             let known = name == BrokerProtocol.serviceName || services[name]?.workers.isEmpty == false
             body = Data((known ? "200" : "404").utf8)
         } else {
@@ -299,12 +310,12 @@ extension BrokerLoop {
             }
             body = (try? WireCoding.encode(statuses)) ?? Data("[]".utf8)
         }
-        var parts: [Part] = [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(service.utf8))]
-        if let replyHeader { parts.append(.bytes(replyHeader)) }
-        parts.append(.bytes(body))
+        var parts = [MDP.Frames.empty, MDP.Frames.client, Data(service.utf8)]
+        if let replyHeader { parts.append(replyHeader) }
+        parts.append(body)
         send(to: client, parts)
         guard tracer.isEnabled else { return }
-        let trace: TraceContext = (frames.count >= 5 ? frames[4].string : "", requestHeader?.user, receivedAt, frames[4...].reduce(0) { $0 + $1.count })
+        let trace: TraceContext = (message.count >= 5 ? message.string(4) : "", requestHeader?.user, receivedAt, message.size(from: 4))
         traceOwnAnswer(service: service, id: requestHeader?.id ?? "", code: .ok, trace: trace, replyBytes: (replyHeader?.count ?? 0) + body.count)
     }
 
@@ -338,7 +349,7 @@ extension BrokerLoop {
             return
         }
         let replyHeader = ReplyHeader(id: header.id).encoded()
-        send(to: client, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.client), .bytes(Data(BrokerProtocol.serviceName.utf8)), .bytes(replyHeader), .bytes(payload)])
+        send(to: client, [MDP.Frames.empty, MDP.Frames.client, Data(BrokerProtocol.serviceName.utf8), replyHeader, payload])
         traceOwnAnswer(service: BrokerProtocol.serviceName, id: header.id, code: .ok, trace: trace, replyBytes: replyHeader.count + payload.count)
     }
 }

@@ -3,12 +3,6 @@ import Foundation
 import Logging
 import ZMQ
 
-/// One part of an outgoing message: bytes to copy, or a received frame to move.
-enum Part {
-    case bytes(Data)
-    case frame(ZMQFrame)
-}
-
 /// The broker's state and its single synchronous poll loop. Lives on the broker thread only.
 final class BrokerLoop {
     let configuration: BrokerConfiguration
@@ -19,7 +13,10 @@ final class BrokerLoop {
     private let xsub: ZMQSocket
     private let xpub: ZMQSocket
     private let forwardFrame = ZMQFrame(Data())
-    let framePool = ZMQFramePool()
+    /// The message being routed: received into, and sent on from, the same parts every time.
+    let message = ZMQMultipart()
+    /// How long a worker may stay silent before it is removed.
+    let workerLiveness: Duration
 
     var services: [String: ServiceRecord] = [:]
     var workers: [Data: WorkerRecord] = [:]
@@ -39,6 +36,7 @@ final class BrokerLoop {
         self.configuration = configuration
         self.logger = logger
         tracer = RPCTracer(instance: configuration.instance)
+        workerLiveness = configuration.heartbeatInterval * configuration.heartbeatLiveness
         context = try ZMQContext()
         var opened: [ZMQSocket] = []
         do {
@@ -126,11 +124,11 @@ final class BrokerLoop {
 
     private func shutdown() {
         for worker in Array(workers.values) {
-            send(to: worker.identity, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.disconnect.frame)])
+            send(to: worker.identity, [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.disconnect.frame])
         }
         for service in services.values {
             for request in service.queue.removeAll(where: { _ in true }) {
-                replyError(request.client, service: service.name, id: request.id, .unavailable("the broker is shutting down"), trace: nil)
+                replyError(request.record.client, service: service.name, id: request.record.id, .unavailable("the broker is shutting down"), trace: nil)
             }
         }
         router.close()
@@ -142,28 +140,31 @@ final class BrokerLoop {
 
     // MARK: Sending
 
-    /// Sends a message through the ROUTER to `identity`. Never blocks: a peer that is gone or
-    /// not reading loses the message, which is logged.
+    /// Sends a message through the ROUTER to `identity`: the identity frame, then what `body`
+    /// sends. Never blocks: a peer that is gone or not reading loses the message, which is
+    /// logged. Returns whether the message went out.
     @discardableResult
-    func send(to identity: Data, _ parts: [Part]) -> Bool {
+    func send(to identity: Data, _ body: () throws(ZMQError) -> Void) -> Bool {
         do {
             guard try router.send(identity, more: true, dontWait: true) else {
                 logger.warning("peer is not reading; dropping a message to it", metadata: ["peer": "\(hex(identity))"])
                 return false
             }
-            for (index, part) in parts.enumerated() {
-                let more = index < parts.count - 1
-                switch part {
-                case .bytes(let data): try router.send(data, more: more)
-                case .frame(let frame): try router.send(frame: frame, more: more)
-                }
-            }
+            try body()
             return true
-        } catch let error where error.code == ZMQError.hostUnreachable {
+        } catch where error.code == ZMQError.hostUnreachable {
             return false
         } catch {
             logger.warning("cannot send to peer", metadata: ["peer": "\(hex(identity))", "error": "\(error)"])
             return false
+        }
+    }
+
+    /// Sends `parts`, each copied, to `identity`.
+    @discardableResult
+    func send(to identity: Data, _ parts: [Data]) -> Bool {
+        send(to: identity) { () throws(ZMQError) in
+            for (index, part) in parts.enumerated() { try router.send(part, more: index < parts.count - 1) }
         }
     }
 
@@ -216,7 +217,7 @@ final class BrokerLoop {
                 removeWorker(worker, reason: "no heartbeat for \(configuration.heartbeatLiveness) intervals")
                 continue
             }
-            let delivered = send(to: worker.identity, [.bytes(MDP.Frames.empty), .bytes(MDP.Frames.worker), .bytes(MDP.Command.heartbeat.frame)])
+            let delivered = send(to: worker.identity, [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.heartbeat.frame])
             if !delivered && workers[worker.identity] != nil {
                 removeWorker(worker, reason: "its connection closed")
             }
@@ -226,11 +227,11 @@ final class BrokerLoop {
     private func sweepQueueDeadlines() {
         let nowMs = Date().unixMilliseconds
         for service in services.values where !service.queue.isEmpty {
-            let expired = service.queue.removeAll { ($0.deadlineMs ?? .max) <= nowMs }
+            let expired = service.queue.removeAll { ($0.record.deadlineMs ?? .max) <= nowMs }
             for request in expired {
-                replyError(request.client, service: service.name, id: request.id,
+                replyError(request.record.client, service: service.name, id: request.record.id,
                            .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"),
-                           trace: (request.methodName, request.user, request.receivedAt, request.requestBytes))
+                           trace: request.record.trace)
             }
         }
     }

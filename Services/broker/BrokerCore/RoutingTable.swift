@@ -47,29 +47,26 @@ struct FIFO<Element> {
     }
 }
 
-/// A client request waiting in a service's queue. Its frames are moved, not copied, to the worker.
-struct QueuedRequest {
+/// What the broker remembers of a request from its arrival to its answer: who to answer, and
+/// what a `bus.rpc` trace of it says.
+struct RequestRecord {
     let client: Data
     let id: String
     let deadlineMs: Int64?
     let methodName: String
     let user: String?
-    let method: ZMQFrame
-    let header: ZMQFrame
-    let payload: ZMQFrame?
-    let attachment: ZMQFrame?
     let receivedAt: ContinuousClock.Instant
     let requestBytes: Int
+
+    var key: RequestKey { RequestKey(client: client, id: id) }
+    var trace: TraceContext { (methodName, user, receivedAt, requestBytes) }
 }
 
-/// A request a worker holds, remembered so a lost worker's callers get an answer.
-struct InFlightRequest {
-    let client: Data
-    let id: String
-    let methodName: String
-    let user: String?
-    let receivedAt: ContinuousClock.Instant
-    let requestBytes: Int
+/// A client request waiting in a service's queue, with its method, header, payload and
+/// optional attachment parts, moved (not copied) out of the message that brought them.
+struct QueuedRequest {
+    let record: RequestRecord
+    let parts: ZMQMultipart
 }
 
 /// A worker holds requests of one client under that client's ids.
@@ -83,7 +80,7 @@ final class WorkerRecord {
     let identity: Data
     let service: ServiceRecord
     let credit: Int
-    var inFlight: [RequestKey: InFlightRequest] = [:]
+    var inFlight: [RequestKey: RequestRecord] = [:]
     var expiresAt: ContinuousClock.Instant
 
     init(identity: Data, service: ServiceRecord, credit: Int, expiresAt: ContinuousClock.Instant) {

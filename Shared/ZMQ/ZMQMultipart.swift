@@ -1,0 +1,144 @@
+import CZMQ
+import Foundation
+
+/// The parts of one multipart message, in storage reused for every message the owning thread
+/// receives: parts are read where libzmq put them and sent on by moving them, so a message that
+/// passes through (the broker's routing, a worker's reply to its client) is never copied and
+/// allocates nothing. Not `Sendable`, like the sockets it is used with.
+///
+/// ```swift
+/// let message = ZMQMultipart()
+/// while try message.receive(from: socket, dontWait: true) {
+///     guard message.count >= 2, message.equals(1, "MDPC01") else { continue }
+///     try message.send(0, on: other, more: false)   // moves part 0
+/// }
+/// ```
+public final class ZMQMultipart {
+    private let parts: UnsafeMutablePointer<zmq_msg_t>
+    /// Receives the parts of a message beyond `capacity`, which are counted and dropped.
+    private let overflow: UnsafeMutablePointer<zmq_msg_t>
+    /// The most parts kept of one message.
+    public let capacity: Int
+    /// The parts kept of the last message received or moved in (at most ``capacity``).
+    public private(set) var count = 0
+    /// The parts the last message had; more than ``count`` when it had more than ``capacity``.
+    public private(set) var receivedCount = 0
+
+    /// Storage for messages of up to `capacity` parts (StudyBus messages have at most 9).
+    public init(capacity: Int = 12) {
+        precondition(capacity >= 1)
+        self.capacity = capacity
+        parts = .allocate(capacity: capacity)
+        for index in 0..<capacity { zmq_msg_init(parts + index) }
+        overflow = .allocate(capacity: 1)
+        zmq_msg_init(overflow)
+    }
+
+    deinit {
+        for index in 0..<capacity { zmq_msg_close(parts + index) }
+        parts.deallocate()
+        zmq_msg_close(overflow)
+        overflow.deallocate()
+    }
+
+    /// Receives one whole message, replacing the parts held. Returns `false` when `dontWait` is
+    /// set and no message is waiting (or the socket's receive timeout passed).
+    public func receive(from socket: ZMQSocket, dontWait: Bool) throws(ZMQError) -> Bool {
+        count = 0
+        receivedCount = 0
+        var flags = dontWait ? ZMQ_DONTWAIT : 0
+        while true {
+            let part = receivedCount < capacity ? parts + receivedCount : overflow
+            // Receiving into a part releases what it held before.
+            while zmq_msg_recv(part, socket.handle, flags) < 0 {
+                let code = zmq_errno()
+                if code == EINTR { continue }
+                if code == EAGAIN && receivedCount == 0 { return false }
+                throw ZMQError(code: code, operation: "receive")
+            }
+            // Only the first part can be "not there yet"; the rest arrive with it.
+            flags = 0
+            receivedCount += 1
+            count = min(receivedCount, capacity)
+            if zmq_msg_more(part) == 0 { return true }
+        }
+    }
+
+    /// The bytes of part `index`, valid until the part is sent, moved or received into again.
+    public func bytes(_ index: Int) -> UnsafeRawBufferPointer {
+        let part = self.part(index)
+        return UnsafeRawBufferPointer(start: zmq_msg_data(part), count: zmq_msg_size(part))
+    }
+
+    /// The size of part `index` in bytes.
+    public func size(_ index: Int) -> Int { zmq_msg_size(part(index)) }
+
+    /// The total size of parts `from` up to the last.
+    public func size(from first: Int) -> Int {
+        var total = 0
+        for index in first..<max(first, count) { total += zmq_msg_size(parts + index) }
+        return total
+    }
+
+    /// Whether part `index` holds exactly the bytes of `text`.
+    public func equals(_ index: Int, _ text: StaticString) -> Bool {
+        let bytes = bytes(index)
+        return bytes.count == text.utf8CodeUnitCount
+            && (bytes.count == 0 || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
+    }
+
+    /// Whether part `index` holds exactly `data`.
+    public func equals(_ index: Int, _ data: Data) -> Bool {
+        let bytes = bytes(index)
+        return bytes.count == data.count && data.withUnsafeBytes { $0.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0 }
+    }
+
+    /// A copy of part `index`.
+    public func data(_ index: Int) -> Data { Data(bytes(index)) }
+
+    /// Part `index` decoded as UTF-8 (invalid sequences repaired).
+    public func string(_ index: Int) -> String { String(decoding: bytes(index), as: UTF8.self) }
+
+    /// Sends part `index`, moving its content to libzmq: the part is empty afterwards.
+    public func send(_ index: Int, on socket: ZMQSocket, more: Bool) throws(ZMQError) {
+        let flags = more ? ZMQ_SNDMORE : 0
+        while zmq_msg_send(part(index), socket.handle, flags) < 0 {
+            let code = zmq_errno()
+            if code != EINTR { throw ZMQError(code: code, operation: "send") }
+        }
+    }
+
+    /// Moves parts `range` of this message to the end of `other` (which must have room).
+    public func move(_ range: Range<Int>, to other: ZMQMultipart) {
+        precondition(other.count + range.count <= other.capacity)
+        for index in range {
+            zmq_msg_move(other.parts + other.count, part(index))
+            other.count += 1
+        }
+        other.receivedCount = other.count
+    }
+
+    /// Appends an empty part (to keep the positions of a message whose optional part is absent).
+    public func appendEmpty() {
+        precondition(count < capacity)
+        zmq_msg_close(parts + count)
+        zmq_msg_init(parts + count)
+        count += 1
+        receivedCount = count
+    }
+
+    /// Releases every part held, e.g. before a message is reused for moved-in parts.
+    public func removeAll() {
+        for index in 0..<count {
+            zmq_msg_close(parts + index)
+            zmq_msg_init(parts + index)
+        }
+        count = 0
+        receivedCount = 0
+    }
+
+    private func part(_ index: Int) -> UnsafeMutablePointer<zmq_msg_t> {
+        precondition(index >= 0 && index < count, "part \(index) of a message of \(count)")
+        return parts + index
+    }
+}
