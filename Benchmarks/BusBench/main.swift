@@ -104,22 +104,39 @@ case "lockstep":
     await close()
 
 case "pipelined":
-    let bus = try Bus(configuration: configuration(options, source: "bench-client"), logger: logger)
+    // `--client blocking` pipelines from this thread with BlockingClient.callEach, `async` from
+    // `inflight` tasks sharing one Bus.
     let calls = options.int("calls", 200_000), inflight = options.int("inflight", 100)
     let request = body(size: options.int("size", 200), n: 1)
-    for _ in 0..<500 { _ = try await bus.call(method, request) }
-    let started = ContinuousClock.now
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        for worker in 0..<inflight {
-            group.addTask {
-                for _ in stride(from: worker, to: calls, by: inflight) { _ = try await bus.call(method, request) }
+    let name = options.string("name", "rpc_pipelined")
+    let configuration = configuration(options, source: "bench-client")
+    let seconds: Double
+    if options.string("client", "async") == "blocking" {
+        let client = try BlockingClient(configuration: configuration)
+        var failures = 0
+        let count = { (_: Int, outcome: Result<BenchBody, BusError>) in if case .failure = outcome { failures += 1 } }
+        try client.callEach(method, repeatElement(request, count: 500), inFlight: inflight, count)
+        let started = ContinuousClock.now
+        try client.callEach(method, repeatElement(request, count: calls), inFlight: inflight, count)
+        seconds = Double((ContinuousClock.now - started).wholeMicroseconds) / 1e6
+        client.close()
+        guard failures == 0 else { fatalError("\(failures) pipelined calls failed") }
+    } else {
+        let bus = try Bus(configuration: configuration, logger: logger)
+        for _ in 0..<500 { _ = try await bus.call(method, request) }
+        let started = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<inflight {
+                group.addTask {
+                    for _ in stride(from: worker, to: calls, by: inflight) { _ = try await bus.call(method, request) }
+                }
             }
+            try await group.waitForAll()
         }
-        try await group.waitForAll()
+        seconds = Double((ContinuousClock.now - started).wholeMicroseconds) / 1e6
+        await bus.shutdown()
     }
-    let seconds = Double((ContinuousClock.now - started).wholeMicroseconds) / 1e6
-    report("rpc_pipelined_rps", Double(calls) / seconds, "req/s")
-    await bus.shutdown()
+    report("\(name)_rps", Double(calls) / seconds, "req/s")
 
 case "publish":
     let bus = try Bus(configuration: configuration(options, source: "bench-pub"), logger: logger)
