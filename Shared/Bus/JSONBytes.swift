@@ -77,12 +77,13 @@ struct JSONBytes {
         var text = text
         text.withUTF8 { utf8 in
             var start = 0
-            for (index, byte) in utf8.enumerated() where byte < 0x20 || byte == 0x22 || byte == 0x5C {
-                bytes.append(contentsOf: utf8[start..<index])
-                escape(byte)
+            while true {
+                let index = JSONScan.plainRunEnd(UnsafeRawBufferPointer(utf8), from: start, allowNonASCII: true)
+                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<index]))
+                guard index < utf8.count else { return }
+                escape(utf8[index])
                 start = index + 1
             }
-            bytes.append(contentsOf: utf8[start...])
         }
     }
 

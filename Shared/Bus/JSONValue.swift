@@ -317,6 +317,8 @@ struct JSONParser {
         var ascii = true
         // Fast path: no escapes; all-ASCII bytes need no UTF-8 validation.
         while offset < bytes.count {
+            offset = JSONScan.plainRunEnd(bytes, from: offset, allowNonASCII: !ascii)
+            guard offset < bytes.count else { break }
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 let slice = UnsafeRawBufferPointer(rebasing: bytes[start..<offset])
@@ -509,6 +511,8 @@ struct JSONParser {
         offset += 1
         var ascii = true
         while offset < bytes.count {
+            offset = JSONScan.plainRunEnd(bytes, from: offset, allowNonASCII: !ascii)
+            guard offset < bytes.count else { break }
             let byte = bytes[offset]
             if byte == UInt8(ascii: "\"") {
                 offset += 1

@@ -17,6 +17,35 @@ struct JSONBytesTests {
         #expect(try JSONValue.parse(writer.data) == .string(text))
     }
 
+    @Test("strings scanned eight bytes at a time are escaped, parsed and skipped right wherever a special byte falls",
+          arguments: ["\"", "\\", "\n", "\u{1F}", "é", "🚀"])
+    func specialByteAtEveryPosition(_ special: String) throws {
+        for length in 0...24 {
+            for position in 0...length {
+                let text = String(repeating: "a", count: position) + special + String(repeating: "b", count: length - position)
+                var writer = JSONBytes()
+                writer.string(text)
+                var reference = JSONWriter()
+                reference.writeString(text)
+                #expect(String(decoding: writer.bytes, as: UTF8.self) == reference.text)
+                let (parsed, skippedTo) = try writer.bytes.withUnsafeBytes { bytes in
+                    var parser = JSONParser(bytes: bytes), skipper = JSONParser(bytes: bytes)
+                    let parsed = try parser.parseString()
+                    try skipper.skipString()
+                    return (parsed, skipper.offset)
+                }
+                #expect(parsed == text)
+                #expect(skippedTo == writer.bytes.count)
+            }
+        }
+        // A control character inside a string is refused wherever it is.
+        for position in 0...17 {
+            let bytes = Array("\"".utf8) + Array(repeating: UInt8(ascii: "x"), count: position) + [0x01] + Array("x\"".utf8)
+            #expect(throws: JSONParseError.self) { try bytes.withUnsafeBytes { bytes in var parser = JSONParser(bytes: bytes); _ = try parser.parseString() } }
+            #expect(throws: JSONParseError.self) { try bytes.withUnsafeBytes { bytes in var parser = JSONParser(bytes: bytes); try parser.skipString() } }
+        }
+    }
+
     @Test("integers are written in decimal", arguments: [Int64.min, -1, 0, 7, 1_764_000_000_000, Int64.max])
     func integers(_ value: Int64) {
         var writer = JSONBytes()
