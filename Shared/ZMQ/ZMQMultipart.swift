@@ -50,11 +50,9 @@ public final class ZMQMultipart {
         while true {
             let part = receivedCount < capacity ? parts + receivedCount : overflow
             // Receiving into a part releases what it held before.
-            while zmq_msg_recv(part, socket.handle, flags) < 0 {
-                let code = zmq_errno()
-                if code == EINTR { continue }
-                if code == EAGAIN && receivedCount == 0 { return false }
-                throw ZMQError(code: code, operation: "receive")
+            guard try socket.receive(part, flags: flags) else {
+                if receivedCount == 0 { return false }
+                throw ZMQError(code: EAGAIN, operation: "receive")
             }
             // Only the first part can be "not there yet"; the rest arrive with it.
             flags = 0
@@ -101,11 +99,7 @@ public final class ZMQMultipart {
 
     /// Sends part `index`, moving its content to libzmq: the part is empty afterwards.
     public func send(_ index: Int, on socket: ZMQSocket, more: Bool) throws(ZMQError) {
-        let flags = more ? ZMQ_SNDMORE : 0
-        while zmq_msg_send(part(index), socket.handle, flags) < 0 {
-            let code = zmq_errno()
-            if code != EINTR { throw ZMQError(code: code, operation: "send") }
-        }
+        try socket.send(part(index), flags: more ? ZMQ_SNDMORE : 0)
     }
 
     /// Moves parts `range` of this message to the end of `other` (which must have room).

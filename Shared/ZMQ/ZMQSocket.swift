@@ -44,6 +44,13 @@ public final class ZMQSocket {
     /// The socket type it was created with.
     public let type: ZMQSocketType
     private var closed = false
+    /// Whether a message may be waiting that the socket's `ZMQ_FD` will not announce: false only
+    /// while the last operation was a receive that found nothing (which read the command mailbox
+    /// the descriptor signals). A send can take in a command that makes messages readable, so
+    /// every send sets it, as does a receive that got a message (there may be more).
+    public internal(set) var mayHaveEvents = true
+    /// The socket's `ZMQ_FD`: readable when commands wait in its mailbox.
+    let eventDescriptor: Int32
     /// One message part reused for every receive into `Data`, so receiving allocates only the
     /// `Data` itself.
     private let scratch = ZMQFrame()
@@ -55,6 +62,10 @@ public final class ZMQSocket {
         self.type = type
         var zero: Int32 = 0
         zmq_setsockopt(handle, ZMQ_LINGER, &zero, MemoryLayout<Int32>.size)
+        var descriptor: Int32 = -1
+        var size = MemoryLayout<Int32>.size
+        zmq_getsockopt(handle, ZMQ_FD, &descriptor, &size)
+        eventDescriptor = descriptor
     }
 
     /// Closes the socket; pending outgoing messages are dropped (linger 0). Idempotent.
@@ -119,6 +130,7 @@ public final class ZMQSocket {
     @discardableResult
     public func send(bytes: UnsafeRawBufferPointer, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
         let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        mayHaveEvents = true
         while true {
             if zmq_send(handle, bytes.baseAddress, bytes.count, flags) >= 0 { return true }
             let code = zmq_errno()
@@ -159,6 +171,7 @@ public final class ZMQSocket {
     @discardableResult
     public func send(frame: ZMQFrame, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
         let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
+        mayHaveEvents = true
         while true {
             if zmq_msg_send(frame.message, handle, flags) >= 0 { return true }
             let code = zmq_errno()
@@ -196,13 +209,47 @@ public final class ZMQSocket {
     /// Receives one part into `frame`. Returns `false` on EAGAIN: nothing waiting when
     /// non-blocking, or the socket's receive timeout (`receiveTimeoutMs`) passed.
     public func receive(into frame: ZMQFrame, flags: Int32) throws(ZMQError) -> Bool {
+        try receive(frame.message, flags: flags)
+    }
+
+    /// Receives one part into `message`; `false` on EAGAIN. Keeps ``mayHaveEvents`` up to date.
+    func receive(_ message: UnsafeMutablePointer<zmq_msg_t>, flags: Int32) throws(ZMQError) -> Bool {
         while true {
-            if zmq_msg_recv(frame.message, handle, flags) >= 0 { return true }
+            if zmq_msg_recv(message, handle, flags) >= 0 {
+                mayHaveEvents = true
+                return true
+            }
             let code = zmq_errno()
             if code == EINTR { continue }
-            if code == EAGAIN { return false }
+            if code == EAGAIN {
+                mayHaveEvents = false
+                return false
+            }
             throw ZMQError(code: code, operation: "receive")
         }
+    }
+
+    /// Sends one part moving `message`'s content. Keeps ``mayHaveEvents`` up to date.
+    func send(_ message: UnsafeMutablePointer<zmq_msg_t>, flags: Int32) throws(ZMQError) {
+        mayHaveEvents = true
+        while zmq_msg_send(message, handle, flags) < 0 {
+            let code = zmq_errno()
+            if code != EINTR { throw ZMQError(code: code, operation: "send") }
+        }
+    }
+
+    /// Whether a message can be received now (`ZMQ_EVENTS`, which processes the socket's
+    /// commands). When none can, the socket's `ZMQ_FD` announces the next.
+    func hasMessageWaiting() throws(ZMQError) -> Bool {
+        var events: Int32 = 0
+        var size = MemoryLayout<Int32>.size
+        while zmq_getsockopt(handle, ZMQ_EVENTS, &events, &size) != 0 {
+            let code = zmq_errno()
+            if code != EINTR { throw ZMQError(code: code, operation: "getsockopt ZMQ_EVENTS") }
+        }
+        let waiting = events & Int32(ZMQ_POLLIN) != 0
+        mayHaveEvents = waiting
+        return waiting
     }
 
     /// Whether the part just received by ``receive(into:flags:)`` has more parts after it.
