@@ -21,9 +21,11 @@ import ZMQ
 public final class BlockingClient {
     public let configuration: BusConfiguration
     private let context: ZMQContext
-    private var socket: ZMQSocket?
+    // Read for every call: unchecked (the client is not Sendable, so one thread uses it, and no
+    // access to these spans a call that touches them again).
+    @exclusivity(unchecked) private var socket: ZMQSocket?
     private let idPrefix = OutgoingCall.newIDPrefix()
-    private var callCount: UInt64 = 0
+    @exclusivity(unchecked) private var callCount: UInt64 = 0
     /// The reply being read: received into the same parts every time.
     private let message = ZMQMultipart()
 

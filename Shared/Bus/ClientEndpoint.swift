@@ -79,11 +79,14 @@ final class PendingCall: Sendable {
 /// replies are matched by header `id`, and each call's deadline is enforced here even if nothing
 /// ever answers.
 final class ClientEndpoint: LoopEndpoint {
-    private(set) var socket: ZMQSocket?
-    private var pending: [String: PendingCall] = [:]
+    // State read and changed for every message. Dynamic exclusivity checks are off for it: the
+    // endpoint lives on the I/O thread only, and no access to a property spans a call that
+    // touches it again (the compiler's static checks still apply).
+    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
+    @exclusivity(unchecked) private var pending: [String: PendingCall] = [:]
     /// Deadlines of the calls sent. A settled call's entry stays until it reaches the top, or
     /// until the heap is rebuilt from the calls still pending, once most of it is settled ones.
-    private var deadlines = MinHeap<ContinuousClock.Instant, PendingCall>()
+    @exclusivity(unchecked) private var deadlines = MinHeap<ContinuousClock.Instant, PendingCall>()
     /// The reply being read: received into the same parts every time.
     private let message = ZMQMultipart()
 

@@ -82,13 +82,14 @@ final class IOThread: Sendable {
         if mustWake { wakeup.signal() }
     }
 
-    /// Loop side: takes every queued command, and whether the loop should keep running after
-    /// running them. Once stopping, nothing more can be queued, so these are the last commands.
-    func takeCommands() -> (commands: [LoopCommand], keepRunning: Bool) {
+    /// Loop side: swaps every queued command into `commands` (which must be empty; its storage
+    /// becomes the inbox's, so neither side allocates once both have grown), and returns whether
+    /// the loop should keep running after running them. Once stopping, nothing more can be
+    /// queued, so these are the last commands.
+    func takeCommands(into commands: inout [LoopCommand]) -> Bool {
         inbox.withLock { inbox in
-            let commands = inbox.commands
-            inbox.commands.removeAll(keepingCapacity: true)
-            return (commands, inbox.accepting)
+            swap(&commands, &inbox.commands)
+            return inbox.accepting
         }
     }
 
@@ -156,10 +157,13 @@ final class IOLoop {
     let logger: Logger
     let clock = ContinuousClock()
     private unowned let thread: IOThread
-    private var endpoints: [Int: any LoopEndpoint] = [:]
+    // State read and changed on every pass of the loop. Dynamic exclusivity checks are off for it: the
+    // loop lives on the I/O thread only, and no access to a property spans a call that
+    // touches it again (the compiler's static checks still apply).
+    @exclusivity(unchecked) private var endpoints: [Int: any LoopEndpoint] = [:]
     /// The endpoints in a stable array, rebuilt when one is added or removed.
-    private var endpointList: [any LoopEndpoint] = []
-    private var pollSetChanged = true
+    @exclusivity(unchecked) private var endpointList: [any LoopEndpoint] = []
+    @exclusivity(unchecked) private var pollSetChanged = true
     private var lazyClient: ClientEndpoint?
     private var lazyPublisher: PublisherEndpoint?
     private let publishQueue: PublishQueue
@@ -216,9 +220,11 @@ final class IOLoop {
     func run() {
         var poller = ZMQPoller()
         var polled: [any LoopEndpoint] = []
+        var commands: [LoopCommand] = []
         while true {
-            let (commands, keepRunning) = thread.takeCommands()
+            let keepRunning = thread.takeCommands(into: &commands)
             for command in commands { command(self) }
+            commands.removeAll(keepingCapacity: true)
             guard keepRunning else { break }
 
             if pollSetChanged {

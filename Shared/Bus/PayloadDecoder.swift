@@ -44,12 +44,15 @@ private final class DecodingState {
     let bytes: UnsafeRawBufferPointer
     /// Set by every failure, so that one a type swallows (`try?`) still sends the document to
     /// Foundation's decoder.
-    private(set) var undecided = false
+    ///
+    /// Dynamic exclusivity checks are off for the state: it belongs to one decode call on one
+    /// thread, and no access to it spans the value's own init(from:) (which calls back in).
+    @exclusivity(unchecked) private(set) var undecided = false
     /// Where each object scanned so far ends (just past its `}`), by where it starts: an array
     /// of objects moves past each element without reading it again.
-    private(set) var objectEnds: [Int: Int] = [:]
+    @exclusivity(unchecked) private(set) var objectEnds: [Int: Int] = [:]
     /// The members of the object scanned last (the root's, scanned twice otherwise).
-    private var lastMembers: (start: Int, members: [ObjectMember])?
+    @exclusivity(unchecked) private var lastMembers: (start: Int, members: [ObjectMember])?
 
     init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes

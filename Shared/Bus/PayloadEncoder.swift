@@ -36,15 +36,18 @@ final class PayloadSink {
         var count: Int
     }
 
-    var out = JSONBytes(capacity: 512)
+    // Written for every byte and value. Dynamic exclusivity checks are off: a sink belongs to one
+    // encode call on one thread, and no access to these spans the value's own encode(to:)
+    // (which calls back in); the compiler's static checks still apply.
+    @exclusivity(unchecked) var out = JSONBytes(capacity: 512)
     /// Open containers, outermost first: a container at `level` is `open[level]`.
-    private var open: [OpenContainer] = []
-    private var serials = 0
+    @exclusivity(unchecked) private var open: [OpenContainer] = []
+    @exclusivity(unchecked) private var serials = 0
     /// The keys down to the value being written (entries past a value's depth belong to values
     /// already written).
-    private var keys: [any CodingKey] = []
+    @exclusivity(unchecked) private var keys: [any CodingKey] = []
     /// Set when a container was used out of order; checked once the value is written.
-    var misused = false
+    @exclusivity(unchecked) var misused = false
 
     init() {
         open.reserveCapacity(16)

@@ -8,11 +8,14 @@ import ZMQ
 /// the broker's subscription arrive: events published before that are held, not dropped, which
 /// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
 final class PublisherEndpoint: LoopEndpoint {
-    private(set) var socket: ZMQSocket?
+    // State read and changed for every event. Dynamic exclusivity checks are off for it: the
+    // endpoint lives on the I/O thread only, and no access to a property spans a call that
+    // touches it again (the compiler's static checks still apply).
+    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     private let queue: PublishQueue
     /// What one drain took from the queue; reused.
-    private var taken: [RawEvent] = []
-    private var brokerSubscribed = false
+    @exclusivity(unchecked) private var taken: [RawEvent] = []
+    @exclusivity(unchecked) private var brokerSubscribed = false
     private var held: [RawEvent] = []
     private var heldDropped = 0
     private let holdLimit: Int
@@ -88,11 +91,14 @@ struct RawEvent: Sendable {
 
 /// One subscription's SUB socket on the I/O thread.
 final class SubscriberEndpoint: LoopEndpoint {
-    private(set) var socket: ZMQSocket?
+    // State read and changed for every event. Dynamic exclusivity checks are off for it: the
+    // endpoint lives on the I/O thread only, and no access to a property spans a call that
+    // touches it again (the compiler's static checks still apply).
+    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     private let buffer: SubscriptionBuffer
     private let logger: Logger
     /// The events of one read pass, handed to the buffer together; reused across passes.
-    private var batch: [RawEvent] = []
+    @exclusivity(unchecked) private var batch: [RawEvent] = []
     /// One message part reused for every receive; its bytes are copied out.
     private let frame = ZMQFrame(Data())
 

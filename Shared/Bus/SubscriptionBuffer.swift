@@ -157,8 +157,9 @@ final class SubscriptionLifetime: Sendable {
 /// iterator, so it needs no lock.
 final class RawEventBatch {
     private let lifetime: SubscriptionLifetime
-    private var events: [RawEvent] = []
-    private var index = 0
+    // Read for every event by its one iterator: unchecked, as no access spans another.
+    @exclusivity(unchecked) private var events: [RawEvent] = []
+    @exclusivity(unchecked) private var index = 0
 
     init(lifetime: SubscriptionLifetime) { self.lifetime = lifetime }
 

@@ -35,14 +35,17 @@ final class WorkerEndpoint: LoopEndpoint {
     /// Hands a request to the service host; returns the reply if it answered at once.
     private let deliver: @Sendable (ArrivingRequest) -> WorkerReply?
     private let logger: Logger
-    private(set) var socket: ZMQSocket?
-    private var generation = 0
-    private var heartbeatAt: ContinuousClock.Instant
-    private var expiresAt: ContinuousClock.Instant
-    private var reconnectAt: ContinuousClock.Instant?
+    // State read and changed for every message. Dynamic exclusivity checks are off for it: the
+    // endpoint lives on the I/O thread only, and no access to a property spans a call that
+    // touches it again (the compiler's static checks still apply).
+    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
+    @exclusivity(unchecked) private var generation = 0
+    @exclusivity(unchecked) private var heartbeatAt: ContinuousClock.Instant
+    @exclusivity(unchecked) private var expiresAt: ContinuousClock.Instant
+    @exclusivity(unchecked) private var reconnectAt: ContinuousClock.Instant?
     private var backoff: Duration
-    private var heardSinceConnect = false
-    private var draining = false
+    @exclusivity(unchecked) private var heardSinceConnect = false
+    @exclusivity(unchecked) private var draining = false
     /// The message being read: received into the same parts every time.
     private let message = ZMQMultipart()
 
@@ -60,8 +63,8 @@ final class WorkerEndpoint: LoopEndpoint {
     private var liveness: Duration {
         configurationHeartbeat * configurationLiveness
     }
-    private var configurationHeartbeat: Duration = .milliseconds(MDP.defaultHeartbeatIntervalMs)
-    private var configurationLiveness = MDP.defaultHeartbeatLiveness
+    @exclusivity(unchecked) private var configurationHeartbeat: Duration = .milliseconds(MDP.defaultHeartbeatIntervalMs)
+    @exclusivity(unchecked) private var configurationLiveness = MDP.defaultHeartbeatLiveness
 
     private func connect(_ loop: IOLoop) {
         configurationHeartbeat = loop.configuration.heartbeatInterval

@@ -19,10 +19,13 @@ public final class ZMQMultipart {
     private let overflow: UnsafeMutablePointer<zmq_msg_t>
     /// The most parts kept of one message.
     public let capacity: Int
+    // Every part read, send and receive checks these; unchecked, because the multipart is
+    // owned by one thread and no method holds an access to them across a call that could
+    // touch them again (Swift's dynamic exclusivity checks were a tenth of the broker's work).
     /// The parts kept of the last message received or moved in (at most ``capacity``).
-    public private(set) var count = 0
+    @exclusivity(unchecked) public private(set) var count = 0
     /// The parts the last message had; more than ``count`` when it had more than ``capacity``.
-    public private(set) var receivedCount = 0
+    @exclusivity(unchecked) public private(set) var receivedCount = 0
 
     /// Storage for messages of up to `capacity` parts (StudyBus messages have at most 9).
     public init(capacity: Int = 12) {

@@ -48,7 +48,9 @@ public final class ZMQSocket {
     /// while the last operation was a receive that found nothing (which read the command mailbox
     /// the descriptor signals). A send can take in a command that makes messages readable, so
     /// every send sets it, as does a receive that got a message (there may be more).
-    public internal(set) var mayHaveEvents = true
+    /// Written on every send and receive: unchecked, as the socket belongs to one thread and
+    /// the flag is only ever stored or loaded whole (no access spans another).
+    @exclusivity(unchecked) public internal(set) var mayHaveEvents = true
     /// The socket's `ZMQ_FD`: readable when commands wait in its mailbox.
     let eventDescriptor: Int32
     /// One message part reused for every receive into `Data`, so receiving allocates only the

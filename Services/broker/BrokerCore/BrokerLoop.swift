@@ -18,9 +18,12 @@ final class BrokerLoop {
     /// How long a worker may stay silent before it is removed.
     let workerLiveness: Duration
 
-    var services: [String: ServiceRecord] = [:]
-    var workers: [Data: WorkerRecord] = [:]
-    var tracer: RPCTracer
+    // The routing state is read and changed for every message. Its dynamic exclusivity checks
+    // are off: only the broker thread touches it, and no access to one of these spans a call
+    // that touches the same one again (the static checks still apply).
+    @exclusivity(unchecked) var services: [String: ServiceRecord] = [:]
+    @exclusivity(unchecked) var workers: [Data: WorkerRecord] = [:]
+    @exclusivity(unchecked) var tracer: RPCTracer
     private var nextHeartbeat: ContinuousClock.Instant
     var malformedReports = RateLimitedReport(interval: .seconds(1))
     let startedAt = Date()

@@ -80,8 +80,9 @@ final class WorkerRecord {
     let identity: Data
     let service: ServiceRecord
     let credit: Int
-    var inFlight: [RequestKey: RequestRecord] = [:]
-    var expiresAt: ContinuousClock.Instant
+    // Touched for every request and reply, by the broker thread only (see BrokerLoop.services).
+    @exclusivity(unchecked) var inFlight: [RequestKey: RequestRecord] = [:]
+    @exclusivity(unchecked) var expiresAt: ContinuousClock.Instant
 
     init(identity: Data, service: ServiceRecord, credit: Int, expiresAt: ContinuousClock.Instant) {
         self.identity = identity
@@ -97,10 +98,11 @@ final class WorkerRecord {
 /// A service: its workers, its queue, its counters.
 final class ServiceRecord {
     let name: String
-    var workers: [WorkerRecord] = []
-    var queue = FIFO<QueuedRequest>()
-    var requests: UInt64 = 0
-    private var rotation = 0
+    // Touched for every request, by the broker thread only (see BrokerLoop.services).
+    @exclusivity(unchecked) var workers: [WorkerRecord] = []
+    @exclusivity(unchecked) var queue = FIFO<QueuedRequest>()
+    @exclusivity(unchecked) var requests: UInt64 = 0
+    @exclusivity(unchecked) private var rotation = 0
 
     init(name: String) { self.name = name }
 
