@@ -63,12 +63,20 @@ public final class BlockingClient {
     /// Calls `method` with `request` and returns its decoded response.
     /// - Throws: the service's ``BusError``, `DEADLINE_EXCEEDED` if no reply comes in time.
     public func call<Request, Response>(_ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()) throws(BusError) -> Response {
-        let reply = try callRaw(service: method.service, method: method.name, payload: try OutgoingCall.encode(request, for: method.name), options: options)
-        return try OutgoingCall.decode(Response.self, from: reply, of: method.service, method.name)
+        try exchange(service: method.service, method: method.name, payload: try OutgoingCall.encode(request, for: method.name), options: options)
+        // Decoded from the reply part itself, without copying it out first.
+        return try OutgoingCall.decode(Response.self, from: message.bytes(4), of: method.service, method.name)
     }
 
     /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
     public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) throws(BusError) -> RawReply {
+        let header = try exchange(service: service, method: method, payload: Array(payload), options: options)
+        return RawReply(header: header, payload: message.data(4), attachment: message.receivedCount == 6 ? message.data(5) : nil)
+    }
+
+    /// Sends one request and waits for its OK reply, which is left in `message`.
+    @discardableResult
+    private func exchange(service: String, method: String, payload: [UInt8], options: CallOptions) throws(BusError) -> ReplyHeader {
         let socket = try openSocket()
         let call = try outgoing(service: service, method: method, payload: payload, options: options)
         do {
@@ -78,9 +86,9 @@ public final class BlockingClient {
             while true {
                 guard call.deadline > .now else { throw BusError.deadlineExceeded("no reply from \(service)/\(method) before the call's deadline") }
                 // A reply to an earlier call that timed out here may still arrive: skip it.
-                guard let reply = try receiveReply(on: socket, until: call.deadline), reply.header.id == call.id else { continue }
-                if let error = reply.header.error { throw error }
-                return reply
+                guard let header = try receiveReply(on: socket, until: call.deadline), header.id == call.id else { continue }
+                if let error = header.error { throw error }
+                return header
             }
         } catch let error as BusError {
             throw error
@@ -137,11 +145,11 @@ public final class BlockingClient {
                     if exhausted { return }
                     continue
                 }
-                guard let reply = try receiveReply(on: socket, until: deadline), let index = pending.remove(reply.header.id) else { continue }
-                if let error = reply.header.error {
+                guard let header = try receiveReply(on: socket, until: deadline), let index = pending.remove(header.id) else { continue }
+                if let error = header.error {
                     handle(index, .failure(error))
                 } else {
-                    handle(index, Result { () throws(BusError) in try OutgoingCall.decode(Response.self, from: reply, of: method.service, method.name) })
+                    handle(index, Result { () throws(BusError) in try OutgoingCall.decode(Response.self, from: message.bytes(4), of: method.service, method.name) })
                 }
             }
         } catch {
@@ -154,20 +162,21 @@ public final class BlockingClient {
         return socket
     }
 
-    private func outgoing(service: String, method: String, payload: Data, options: CallOptions) throws(BusError) -> OutgoingCall {
+    private func outgoing(service: String, method: String, payload: [UInt8], options: CallOptions) throws(BusError) -> OutgoingCall {
         callCount += 1
         return try OutgoingCall(id: idPrefix + String(callCount), service: service, method: method, payload: payload,
                                 options: options, configuration: configuration)
     }
 
-    /// Waits until `deadline` for the next reply on the connection; `nil` if none came in time.
-    private func receiveReply(on socket: ZMQSocket, until deadline: ContinuousClock.Instant) throws(ZMQError) -> RawReply? {
+    /// Waits until `deadline` for the next reply on the connection, which it leaves in `message`
+    /// and returns the header of; `nil` if none came in time (or it was malformed).
+    private func receiveReply(on socket: ZMQSocket, until deadline: ContinuousClock.Instant) throws(ZMQError) -> ReplyHeader? {
         let left = deadline - .now
         guard left > .zero else { return nil }
         // Whole milliseconds, rounded up, so a wait never ends just before the deadline.
         try socket.set(.receiveTimeoutMs, Int32(clamping: (left + .microseconds(999)).wholeMilliseconds))
         guard try message.receive(from: socket, dontWait: false) else { return nil }
-        return RawReply(message)
+        return message.clientReplyHeader
     }
 }
 

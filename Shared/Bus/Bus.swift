@@ -104,13 +104,17 @@ public final class Bus: Sendable {
         _ method: Method<Request, Response>, _ request: Request, options: CallOptions = CallOptions()
     ) async throws(BusError) -> (response: Response, attachment: Data?) {
         let payload = try OutgoingCall.encode(request, for: method.name)
-        let reply = try await callRaw(service: method.service, method: method.name, payload: payload, options: options)
+        let reply = try await call(service: method.service, method: method.name, payload: payload, options: options)
         return (try OutgoingCall.decode(Response.self, from: reply, of: method.service, method.name), reply.attachment)
     }
 
     /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
     /// - Throws: the reply's status as a ``BusError`` when it is not OK.
     nonisolated(nonsending) public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) async throws(BusError) -> RawReply {
+        try await call(service: service, method: method, payload: Array(payload), options: options)
+    }
+
+    nonisolated(nonsending) private func call(service: String, method: String, payload: [UInt8], options: CallOptions) async throws(BusError) -> RawReply {
         let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
         let request = try OutgoingCall(id: id, service: service, method: method, payload: payload, options: options, configuration: configuration)
         let reply = try await send(request)

@@ -7,15 +7,15 @@ struct OutgoingCall: Sendable {
     let id: String
     let service: String
     let method: String
-    let header: Data
-    let payload: Data
+    let header: [UInt8]
+    let payload: [UInt8]
     let attachment: Data?
     /// When the caller stops waiting, on the monotonic clock.
     let deadline: ContinuousClock.Instant
 
     /// - Throws: `DEADLINE_EXCEEDED` when the deadline has passed already, `RESOURCE_EXHAUSTED`
     ///   when the payload or attachment is larger than the broker accepts.
-    init(id: String, service: String, method: String, payload: Data, options: CallOptions, configuration: BusConfiguration) throws(BusError) {
+    init(id: String, service: String, method: String, payload: [UInt8], options: CallOptions, configuration: BusConfiguration) throws(BusError) {
         let nowMs = Date().unixMilliseconds
         var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
         if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
@@ -30,7 +30,7 @@ struct OutgoingCall: Sendable {
         self.id = id
         self.service = service
         self.method = method
-        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey).encoded()
+        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey).encodedBytes
         self.payload = payload
         attachment = options.attachment
         deadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)
@@ -55,9 +55,9 @@ struct OutgoingCall: Sendable {
     }
 
     /// The request payload of a typed call.
-    static func encode<Request: Encodable>(_ request: Request, for method: String) throws(BusError) -> Data {
+    static func encode<Request: Encodable>(_ request: Request, for method: String) throws(BusError) -> [UInt8] {
         do {
-            return try WireCoding.encode(request)
+            return try WireCoding.encodeBytes(request)
         } catch {
             throw .invalidArgument("cannot encode the \(method) request: \(error)")
         }
@@ -65,8 +65,13 @@ struct OutgoingCall: Sendable {
 
     /// The response of a typed call.
     static func decode<Response: Decodable>(_ type: Response.Type, from reply: RawReply, of service: String, _ method: String) throws(BusError) -> Response {
+        try withBytes(of: reply.payload) { payload throws(BusError) in try decode(type, from: payload, of: service, method) }
+    }
+
+    /// The response of a typed call, read from the bytes of its payload part.
+    static func decode<Response: Decodable>(_ type: Response.Type, from payload: UnsafeRawBufferPointer, of service: String, _ method: String) throws(BusError) -> Response {
         do {
-            return try WireCoding.decode(type, from: reply.payload)
+            return try WireCoding.decode(type, from: payload)
         } catch {
             throw .internal("the reply of \(service)/\(method) does not decode: \(DecodingFailure.describe(error))")
         }
@@ -77,8 +82,16 @@ extension RawReply {
     /// Reads a reply as the broker sends it to a client, `[empty, MDPC01, service, header,
     /// payload, attachment?]`, copying the payload and attachment out; `nil` if it is not one.
     init?(_ message: ZMQMultipart) {
-        let frames = message.receivedCount
-        guard frames >= 5, frames <= 6, message.size(0) == 0, let header = try? ReplyHeader.decode(bytes: message.bytes(3)) else { return nil }
-        self.init(header: header, payload: message.data(4), attachment: frames == 6 ? message.data(5) : nil)
+        guard let header = message.clientReplyHeader else { return nil }
+        self.init(header: header, payload: message.data(4), attachment: message.receivedCount == 6 ? message.data(5) : nil)
+    }
+}
+
+extension ZMQMultipart {
+    /// The header of a reply as the broker sends it to a client, `[empty, MDPC01, service,
+    /// header, payload, attachment?]`; `nil` if the message is not one.
+    var clientReplyHeader: ReplyHeader? {
+        guard receivedCount >= 5, receivedCount <= 6, size(0) == 0 else { return nil }
+        return try? ReplyHeader.decode(bytes: bytes(3))
     }
 }

@@ -25,7 +25,10 @@ public struct RequestHeader: Sendable, Equatable {
     public static let maximumIDLength = 64
 
     /// The header as compact JSON.
-    public func encoded() -> Data {
+    public func encoded() -> Data { Data(encodedBytes) }
+
+    /// ``encoded()`` as the bytes the bus sends.
+    var encodedBytes: [UInt8] {
         var writer = JSONBytes()
         writer.raw("{\"id\":")
         writer.string(id)
@@ -46,7 +49,7 @@ public struct RequestHeader: Sendable, Equatable {
             writer.string(idem)
         }
         writer.raw("}")
-        return writer.data
+        return writer.bytes
     }
 
     /// Parses and validates a request header; unknown keys are ignored.
@@ -106,7 +109,10 @@ public struct ReplyHeader: Sendable, Equatable {
     }
 
     /// The header as compact JSON.
-    public func encoded() -> Data {
+    public func encoded() -> Data { Data(encodedBytes) }
+
+    /// ``encoded()`` as the bytes the bus sends.
+    var encodedBytes: [UInt8] {
         var writer = JSONBytes()
         writer.raw("{\"id\":")
         writer.string(id)
@@ -121,7 +127,7 @@ public struct ReplyHeader: Sendable, Equatable {
             writer.value(details)
         }
         writer.raw("}")
-        return writer.data
+        return writer.bytes
     }
 
     /// Parses a reply header; unknown keys are ignored and unknown codes read as `UNKNOWN`.

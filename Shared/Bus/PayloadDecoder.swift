@@ -15,26 +15,24 @@ enum PayloadDecoder {
     struct Undecided: Error {}
 
     /// The value, or nil when Foundation's decoder must decide.
-    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) -> Value? {
-        data.withUnsafeBytes { bytes -> Value? in
-            // The whole document must be valid JSON, members no type reads too. An object's
-            // members are checked as they are found; anything else is checked first.
-            var parser = JSONParser(bytes: bytes)
-            parser.skipWhitespace()
-            let start = parser.offset
-            guard start < bytes.count else { return nil }
-            let state = DecodingState(bytes: bytes)
-            if bytes[start] == UInt8(ascii: "{") {
-                guard (try? state.members(at: start)) != nil, let end = state.objectEnds[start] else { return nil }
-                parser.offset = end
-            } else {
-                guard (try? parser.skipValue()) != nil else { return nil }
-            }
-            parser.skipWhitespace()
-            guard parser.offset == bytes.count else { return nil }
-            guard let value = try? state.decode(Value.self, at: start), !state.undecided else { return nil }
-            return value
+    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: UnsafeRawBufferPointer) -> Value? {
+        // The whole document must be valid JSON, members no type reads too. An object's
+        // members are checked as they are found; anything else is checked first.
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let start = parser.offset
+        guard start < bytes.count else { return nil }
+        let state = DecodingState(bytes: bytes)
+        if bytes[start] == UInt8(ascii: "{") {
+            guard (try? state.members(at: start)) != nil, let end = state.objectEnds[start] else { return nil }
+            parser.offset = end
+        } else {
+            guard (try? parser.skipValue()) != nil else { return nil }
         }
+        parser.skipWhitespace()
+        guard parser.offset == bytes.count else { return nil }
+        guard let value = try? state.decode(Value.self, at: start), !state.undecided else { return nil }
+        return value
     }
 }
 

@@ -34,9 +34,11 @@ public final class ServiceHost: Service, Sendable {
     private let serving = Atomic<Bool>(true)
 
     private struct Route: Sendable {
+        /// Each gets the request payload and returns the reply payload and attachment. An
+        /// I/O-thread handler reads the payload where it arrived; a task gets a copy.
         enum Invoke: Sendable {
-            case task(@Sendable (Data, RequestContext) async throws -> (Data, Data?))
-            case ioThread(@Sendable (Data, RequestContext) throws -> (Data, Data?))
+            case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?))
+            case ioThread(@Sendable (UnsafeRawBufferPointer, RequestContext) throws -> ([UInt8], Data?))
         }
         let descriptor: any MethodDescriptor
         let invoke: Invoke
@@ -46,7 +48,7 @@ public final class ServiceHost: Service, Sendable {
     /// I/O-thread handler's reply) or to be served by a task.
     private enum Intake {
         case answered(WorkerReply)
-        case task(@Sendable (Data, RequestContext) async throws -> (Data, Data?), RequestContext)
+        case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?), RequestContext)
     }
 
     /// A host for `service` that publishes `topics` (listed by `_describe`).
@@ -86,8 +88,9 @@ public final class ServiceHost: Service, Sendable {
         withAttachment handler: @escaping @Sendable (Request, RequestContext) async throws -> (Response, Data?)
     ) {
         register(method, .task { payload, context in
-            let (response, attachment) = try await handler(try Self.decode(Request.self, payload), context)
-            return (try WireCoding.encode(response), attachment)
+            let request = try payload.withUnsafeBytes { payload in try Self.decode(Request.self, payload) }
+            let (response, attachment) = try await handler(request, context)
+            return (try WireCoding.encodeBytes(response), attachment)
         })
     }
 
@@ -98,7 +101,7 @@ public final class ServiceHost: Service, Sendable {
         _ method: Method<Request, Response>, _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
     ) {
         register(method, .ioThread { payload, context in
-            (try WireCoding.encode(try handler(try Self.decode(Request.self, payload), context)), nil)
+            (try WireCoding.encodeBytes(try handler(try Self.decode(Request.self, payload), context)), nil)
         })
     }
 
@@ -107,7 +110,7 @@ public final class ServiceHost: Service, Sendable {
         routes.withLock { $0[method.name] = Route(descriptor: method, invoke: invoke) }
     }
 
-    private static func decode<Request: Decodable>(_ type: Request.Type, _ payload: Data) throws -> Request {
+    private static func decode<Request: Decodable>(_ type: Request.Type, _ payload: UnsafeRawBufferPointer) throws -> Request {
         do {
             return try WireCoding.decode(type, from: payload)
         } catch {
@@ -146,7 +149,7 @@ public final class ServiceHost: Service, Sendable {
                 if let started { logHandled(request.method, reply.header, since: started) }
                 return reply
             case .task(let invoke, let context):
-                let generation = request.generation, client = request.client, payload = request.payload
+                let generation = request.generation, client = request.client, payload = Data(request.payload)
                 inFlight.begin()
                 Task {
                     try? await slots.withSlot {
@@ -229,7 +232,7 @@ public final class ServiceHost: Service, Sendable {
     }
 
     /// Runs a task handler, unless the request's deadline passed while it waited for a slot.
-    private func answer(_ context: RequestContext, _ invoke: () async throws -> (Data, Data?)) async -> WorkerReply {
+    private func answer(_ context: RequestContext, _ invoke: () async throws -> ([UInt8], Data?)) async -> WorkerReply {
         if let late = startedTooLate(context) { return late }
         do {
             return reply(context, .success(try await invoke()))
@@ -239,7 +242,7 @@ public final class ServiceHost: Service, Sendable {
     }
 
     /// The reply to a handler's outcome: its payload, or the status its error maps to.
-    private func reply(_ context: RequestContext, _ outcome: Result<(Data, Data?), any Error>) -> WorkerReply {
+    private func reply(_ context: RequestContext, _ outcome: Result<([UInt8], Data?), any Error>) -> WorkerReply {
         switch outcome {
         case .success(let (payload, attachment)):
             if let tooLarge = oversized(payload: payload, attachment: attachment, method: context.method) {
@@ -254,7 +257,7 @@ public final class ServiceHost: Service, Sendable {
 
     /// A reply frame larger than the broker accepts would not reach the caller, and the
     /// broker would drop this host's connection with every request in flight on it.
-    private func oversized(payload: Data, attachment: Data?, method: String) -> BusError? {
+    private func oversized(payload: [UInt8], attachment: Data?, method: String) -> BusError? {
         let limit = bus.configuration.maxMessageBytes
         let bytes = max(payload.count, attachment?.count ?? 0)
         guard bytes > limit else { return nil }

@@ -44,12 +44,28 @@ public enum WireCoding {
         }
     }
 
+    /// ``encode(_:)`` as the bytes the bus sends: a `Data` would be one more allocation and copy
+    /// (two, for more than 14 bytes) on every call.
+    static func encodeBytes<T: Encodable>(_ value: T) throws -> [UInt8] {
+        do {
+            return try PayloadEncoder.encode(value)
+        } catch is PayloadEncoder.Unsupported {
+            return Array(try sharedEncoder.encode(value))
+        }
+    }
+
     /// Decodes payload JSON (with ``PayloadDecoder``, or Foundation's decoder where that one
     /// cannot decide, and for every error); an empty payload reads as `{}`, so types whose
     /// fields are all optional accept it.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        let data = data.isEmpty ? emptyObject : data
-        return try PayloadDecoder.decode(type, from: data) ?? sharedDecoder.decode(type, from: data)
+        try data.withUnsafeBytes { try decode(type, from: $0) }
+    }
+
+    /// ``decode(_:from:)-(_,Data)`` from bytes a message part holds; they are copied only when
+    /// Foundation's decoder must decide.
+    static func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+        if bytes.isEmpty { return try emptyObject.withUnsafeBytes { try decode(type, from: $0) } }
+        return try PayloadDecoder.decode(type, from: bytes) ?? sharedDecoder.decode(type, from: Data(bytes))
     }
 }
 

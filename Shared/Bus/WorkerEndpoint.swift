@@ -14,14 +14,14 @@ struct ArrivingRequest {
     var client: Data { message.data(3) }
     var method: String { message.string(5) }
     var header: UnsafeRawBufferPointer { message.bytes(6) }
-    var payload: Data { message.data(7) }
+    var payload: UnsafeRawBufferPointer { message.bytes(7) }
     var attachment: Data? { message.count > 8 ? message.data(8) : nil }
 }
 
 /// A worker's reply: its header and, when OK, the payload and attachment.
 struct WorkerReply: Sendable {
     var header: ReplyHeader
-    var payload = Data()
+    var payload: [UInt8] = []
     var attachment: Data?
 
     static func failure(_ id: String, _ error: BusError) -> WorkerReply { WorkerReply(header: ReplyHeader(id: id, error: error)) }
@@ -115,7 +115,7 @@ final class WorkerEndpoint: LoopEndpoint {
             try socket.send("\u{03}", more: true)
             try sendClient()
             try socket.send("", more: true)
-            try socket.send(reply.header.encoded(), more: true)
+            try socket.send(reply.header.encodedBytes, more: true)
             try socket.send(reply.payload, more: reply.attachment != nil)
             if let attachment = reply.attachment { try socket.send(attachment, more: false) }
         } catch {

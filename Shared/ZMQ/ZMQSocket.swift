@@ -145,28 +145,26 @@ public final class ZMQSocket {
     /// Sends one message part holding `data`.
     @discardableResult
     public func send(_ data: Data, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
-        do {
-            return try data.withUnsafeBytes { try send(bytes: $0, more: more, dontWait: dontWait) }
-        } catch let error as ZMQError {
-            throw error
-        } catch {
-            fatalError("unreachable: send throws only ZMQError")
-        }
+        try data.withUnsafeBytes { sending($0, more: more, dontWait: dontWait) }.get()
     }
 
-    /// Sends one message part holding the UTF-8 bytes of `string`.
+    /// Sends one message part holding `bytes`.
+    @discardableResult
+    public func send(_ bytes: [UInt8], more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
+        try bytes.withUnsafeBytes { sending($0, more: more, dontWait: dontWait) }.get()
+    }
+
+    /// Sends one message part holding the UTF-8 bytes of `string`, from its own storage.
     @discardableResult
     public func send(_ string: String, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
         var string = string
-        // From the string's own storage (no copy into a `Data` first).
-        let result: Result<Bool, ZMQError> = string.withUTF8 { utf8 in
-            do throws(ZMQError) {
-                return .success(try send(bytes: UnsafeRawBufferPointer(utf8), more: more, dontWait: dontWait))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        return try string.withUTF8 { sending(UnsafeRawBufferPointer($0), more: more, dontWait: dontWait) }.get()
+    }
+
+    /// ``send(bytes:more:dontWait:)`` for the closures of `withUnsafeBytes`, which cannot throw
+    /// typed errors.
+    private func sending(_ bytes: UnsafeRawBufferPointer, more: Bool, dontWait: Bool) -> Result<Bool, ZMQError> {
+        Result { () throws(ZMQError) in try send(bytes: bytes, more: more, dontWait: dontWait) }
     }
 
     /// Sends a frame, moving its content to libzmq (the frame is empty afterwards).

@@ -169,3 +169,10 @@ struct PayloadDecoderTests {
         }
     }
 }
+
+extension PayloadDecoder {
+    /// The decoder on a document's bytes, as the bus gives them.
+    static func decode<Value: Decodable>(_ type: Value.Type, from data: Data) -> Value? {
+        data.withUnsafeBytes { decode(type, from: $0) }
+    }
+}
