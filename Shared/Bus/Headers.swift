@@ -60,29 +60,37 @@ public struct RequestHeader: Sendable, Equatable {
 
     /// Parses and validates a request header from bytes a message part holds.
     public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> RequestHeader {
-        let what = "request header"
+        let missingID = BusError.invalidArgument("request header field 'id' is missing or not a string")
+        var reader = try HeaderReader(data, what: "request header")
         var header = RequestHeader(id: "")
         var sawID = false
-        try HeaderFields.scan(data, keys: Self.keys, what: what) { key, value throws(BusError) in
-            switch key {
-            case 0:
-                guard let id = value.stringValue else { throw .invalidArgument("request header field 'id' is missing or not a string") }
-                header.id = id
-                sawID = true
-            case 1: header.deadline = try HeaderFields.int(value, "deadline", in: what)
-            case 2: header.user = try HeaderFields.string(value, "user", in: what)
-            case 3: header.meta = try HeaderFields.meta(value, in: what)
-            default: header.idem = try HeaderFields.string(value, "idem", in: what)
+        while let key = try reader.nextKey() {
+            if key.is("id") {
+                if let id = try reader.value().stringValue {
+                    header.id = id
+                    sawID = true
+                } else {
+                    reader.report(missingID)
+                }
+            } else if key.is("deadline") {
+                header.deadline = try reader.integer("deadline")
+            } else if key.is("user") {
+                header.user = try reader.string("user")
+            } else if key.is("meta") {
+                header.meta = try reader.meta()
+            } else if key.is("idem") {
+                header.idem = try reader.string("idem")
+            } else {
+                try reader.skip()
             }
         }
-        guard sawID else { throw .invalidArgument("request header field 'id' is missing or not a string") }
+        try reader.finish()
+        guard sawID else { throw missingID }
         guard (1...maximumIDLength).contains(header.id.count) else {
             throw .invalidArgument("request header field 'id' must be 1 to \(maximumIDLength) characters")
         }
         return header
     }
-
-    private static let keys: [StaticString] = ["id", "deadline", "user", "meta", "idem"]
 }
 
 /// The reply header (wire protocol §2.3), frame 3 of a client reply.
@@ -138,20 +146,24 @@ public struct ReplyHeader: Sendable, Equatable {
     /// Parses a reply header from bytes a message part holds.
     public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> ReplyHeader {
         var id: String?, code: Int64?, message: String?, details: JSONValue?
-        try HeaderFields.scan(data, keys: Self.keys, what: "reply header") { key, value throws(BusError) in
-            switch key {
-            case 0: id = value.stringValue
-            case 1: code = value.intValue
-            case 2: message = value.stringValue
-            default: details = value
+        var reader = try HeaderReader(data, what: "reply header")
+        while let key = try reader.nextKey() {
+            if key.is("id") {
+                id = try reader.value().stringValue
+            } else if key.is("code") {
+                code = try reader.value().intValue
+            } else if key.is("message") {
+                message = try reader.value().stringValue
+            } else if key.is("details") {
+                details = try reader.value()
+            } else {
+                try reader.skip()
             }
         }
         guard let id else { throw .invalidArgument("reply header field 'id' is missing or not a string") }
         guard let code else { throw .invalidArgument("reply header field 'code' is missing or not an integer") }
         return ReplyHeader(id: id, code: StatusCode(wireValue: Int(code)), message: message, details: details)
     }
-
-    private static let keys: [StaticString] = ["id", "code", "message", "details"]
 
     /// The failure this header reports, or `nil` when `code` is `.ok`.
     public var error: BusError? {
@@ -241,20 +253,29 @@ public struct EventHeader: Sendable, Equatable {
 
     /// Parses an event header from bytes a message part holds.
     public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> EventHeader {
-        let what = "event header"
         var id: String?, source: String?, instance: String?
         var seq: Int64?, ts: Int64?, user: String?, meta: [String: String] = [:]
-        try HeaderFields.scan(data, keys: Self.keys, what: what) { key, value throws(BusError) in
-            switch key {
-            case 0: id = value.stringValue
-            case 1: source = value.stringValue
-            case 2: instance = value.stringValue
-            case 3: seq = value.intValue
-            case 4: ts = value.intValue
-            case 5: user = try HeaderFields.string(value, "user", in: what)
-            default: meta = try HeaderFields.meta(value, in: what)
+        var reader = try HeaderReader(data, what: "event header")
+        while let key = try reader.nextKey() {
+            if key.is("id") {
+                id = try reader.value().stringValue
+            } else if key.is("source") {
+                source = try reader.value().stringValue
+            } else if key.is("instance") {
+                instance = try reader.value().stringValue
+            } else if key.is("seq") {
+                seq = try reader.value().intValue
+            } else if key.is("ts") {
+                ts = try reader.value().intValue
+            } else if key.is("user") {
+                user = try reader.string("user")
+            } else if key.is("meta") {
+                meta = try reader.meta()
+            } else {
+                try reader.skip()
             }
         }
+        try reader.finish()
         guard let id else { throw .invalidArgument("event header field 'id' is missing or not a string") }
         guard let source else { throw .invalidArgument("event header field 'source' is missing or not a string") }
         guard let instance else { throw .invalidArgument("event header field 'instance' is missing or not a string") }
@@ -262,8 +283,6 @@ public struct EventHeader: Sendable, Equatable {
         guard let ts else { throw .invalidArgument("event header field 'ts' is missing or not an integer") }
         return EventHeader(id: id, source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
     }
-
-    private static let keys: [StaticString] = ["id", "source", "instance", "seq", "ts", "user", "meta"]
 }
 
 /// Calls `body` with the bytes of `data` (typed throws, which `Data.withUnsafeBytes` lacks).
@@ -274,57 +293,88 @@ func withBytes<R>(of data: Data, _ body: (UnsafeRawBufferPointer) throws(BusErro
     return try result.get()
 }
 
-/// Reads the flat JSON objects of headers without building a tree: only the members a header
-/// knows are parsed, the rest skipped (unknown keys are ignored, as the protocol requires).
-enum HeaderFields {
-    /// Calls `field` with each known key (by its index in `keys`) and the parsed value.
-    static func scan(_ bytes: UnsafeRawBufferPointer, keys: [StaticString], what: String, _ field: (Int, JSONValue) throws(BusError) -> Void) throws(BusError) {
-        let outcome: Result<Void, BusError> = {
-            var parser = JSONParser(bytes: bytes)
-            var fieldError: BusError?
-            do throws(JSONParseError) {
-                try parser.scanObject { key, parser throws(JSONParseError) in
-                    guard let index = keys.firstIndex(where: { known in
-                        known.utf8CodeUnitCount == key.count && memcmp(known.utf8Start, key.baseAddress!, key.count) == 0
-                    }) else { return false }
-                    let value = try parser.parseValue()
-                    if fieldError == nil {
-                        do throws(BusError) { try field(index, value) } catch { fieldError = error }
-                    }
-                    return true
-                }
-            } catch {
-                return .failure(error.reason == "expected a JSON object" ? .invalidArgument("\(what) must be a JSON object") : .invalidArgument("\(what) is not valid JSON: \(error)"))
-            }
-            return fieldError.map { .failure($0) } ?? .success(())
-        }()
-        try outcome.get()
+/// Reads the flat JSON object of a header member by member, without building a tree: only the
+/// members a header knows are parsed, the rest skipped (unknown keys are ignored, as the protocol
+/// requires), and the whole document is checked. A member of the wrong type is reported by
+/// ``finish()``, after the grammar: malformed JSON is named as such first.
+struct HeaderReader {
+    private var parser: JSONParser
+    private let what: String
+    private var beforeFirstMember = true
+    /// The first member found of the wrong type.
+    private var fieldError: BusError?
+
+    init(_ bytes: UnsafeRawBufferPointer, what: String) throws(BusError) {
+        parser = JSONParser(bytes: bytes)
+        self.what = what
+        do { try parser.enterObject() } catch { throw invalid(error) }
     }
 
-    static func string(_ value: JSONValue, _ key: String, in what: String) throws(BusError) -> String? {
-        if value == .null { return nil }
-        guard let string = value.stringValue else { throw .invalidArgument("\(what) field '\(key)' must be a string") }
-        return string
+    /// The next member's key, with the reader at its value (read it or ``skip()``); `nil` at the
+    /// end of the document.
+    mutating func nextKey() throws(BusError) -> UnsafeRawBufferPointer? {
+        do { return try parser.nextMember(first: &beforeFirstMember) } catch { throw invalid(error) }
     }
 
-    static func int(_ value: JSONValue, _ key: String, in what: String) throws(BusError) -> Int64? {
-        if value == .null { return nil }
-        guard let number = value.intValue else { throw .invalidArgument("\(what) field '\(key)' must be an integer") }
-        return number
+    mutating func value() throws(BusError) -> JSONValue {
+        do { return try parser.parseValue() } catch { throw invalid(error) }
     }
 
-    static func meta(_ value: JSONValue, in what: String) throws(BusError) -> [String: String] {
+    mutating func skip() throws(BusError) {
+        do { try parser.skipValue() } catch { throw invalid(error) }
+    }
+
+    /// A string member; `null` reads as nil.
+    mutating func string(_ key: String) throws(BusError) -> String? {
+        let value = try value()
+        if value != .null && value.stringValue == nil { report(.invalidArgument("\(what) field '\(key)' must be a string")) }
+        return value.stringValue
+    }
+
+    /// An integer member; `null` reads as nil.
+    mutating func integer(_ key: String) throws(BusError) -> Int64? {
+        let value = try value()
+        if value != .null && value.intValue == nil { report(.invalidArgument("\(what) field '\(key)' must be an integer")) }
+        return value.intValue
+    }
+
+    /// The `meta` member: an object of strings; `null` reads as empty.
+    mutating func meta() throws(BusError) -> [String: String] {
+        let value = try value()
         if value == .null { return [:] }
         guard let object = value.objectValue else {
-            throw .invalidArgument("\(what) field 'meta' must be an object of strings")
+            report(.invalidArgument("\(what) field 'meta' must be an object of strings"))
+            return [:]
         }
         var meta: [String: String] = [:]
         for (key, entry) in object {
             guard let string = entry.stringValue else {
-                throw .invalidArgument("\(what) field 'meta.\(key)' must be a string")
+                report(.invalidArgument("\(what) field 'meta.\(key)' must be a string"))
+                return [:]
             }
             meta[key] = string
         }
         return meta
+    }
+
+    /// Notes a member of the wrong type; the first one noted is what ``finish()`` throws.
+    mutating func report(_ error: BusError) {
+        if fieldError == nil { fieldError = error }
+    }
+
+    /// Throws the first member of the wrong type, if any.
+    func finish() throws(BusError) {
+        if let fieldError { throw fieldError }
+    }
+
+    private func invalid(_ error: JSONParseError) -> BusError {
+        error.reason == "expected a JSON object" ? .invalidArgument("\(what) must be a JSON object") : .invalidArgument("\(what) is not valid JSON: \(error)")
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    /// Whether these bytes are exactly `key`'s (a header member's key as written).
+    func `is`(_ key: StaticString) -> Bool {
+        count == key.utf8CodeUnitCount && memcmp(key.utf8Start, baseAddress!, count) == 0
     }
 }

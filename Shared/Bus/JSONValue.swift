@@ -539,35 +539,40 @@ struct JSONParser {
         throw fail("unterminated string")
     }
 
-    /// Reads the members of a top-level object, handing each key's bytes to `member`, which
-    /// either parses the value (returning true) or leaves it to be skipped (returning false).
-    mutating func scanObject(_ member: (UnsafeRawBufferPointer, inout JSONParser) throws(JSONParseError) -> Bool) throws(JSONParseError) {
+    /// Starts reading a top-level object: its `{`, after any whitespace.
+    mutating func enterObject() throws(JSONParseError) {
         skipWhitespace()
         guard offset < bytes.count, bytes[offset] == UInt8(ascii: "{") else { throw fail("expected a JSON object") }
         offset += 1
+    }
+
+    /// The key of the next member of the object entered with ``enterObject()`` (its bytes as
+    /// written between the quotes), with the parser at the member's value, which the caller
+    /// must parse or skip; `nil` at the object's end, once only whitespace follows it.
+    /// - Parameter first: true before the first member; it is cleared on the way.
+    mutating func nextMember(first: inout Bool) throws(JSONParseError) -> UnsafeRawBufferPointer? {
         skipWhitespace()
-        if offset < bytes.count && bytes[offset] == UInt8(ascii: "}") {
+        guard offset < bytes.count else { throw fail("unterminated object") }
+        if bytes[offset] == UInt8(ascii: "}") {
             offset += 1
-        } else {
-            while true {
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
-                let keyStart = offset + 1
-                try skipString()
-                let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(offset - 1)])
-                skipWhitespace()
-                guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
-                offset += 1
-                skipWhitespace()
-                if try !member(key, &self) { try skipValue() }
-                skipWhitespace()
-                guard offset < bytes.count else { throw fail("unterminated object") }
-                if bytes[offset] == UInt8(ascii: ",") { offset += 1; continue }
-                if bytes[offset] == UInt8(ascii: "}") { offset += 1; break }
-                throw fail("expected ',' or '}'")
-            }
+            skipWhitespace()
+            guard offset == bytes.count else { throw fail("unexpected data after the value") }
+            return nil
         }
+        if !first {
+            guard bytes[offset] == UInt8(ascii: ",") else { throw fail("expected ',' or '}'") }
+            offset += 1
+            skipWhitespace()
+        }
+        first = false
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
+        let keyStart = offset + 1
+        try skipString()
+        let key = UnsafeRawBufferPointer(rebasing: bytes[keyStart..<(offset - 1)])
         skipWhitespace()
-        guard offset == bytes.count else { throw fail("unexpected data after the value") }
+        guard offset < bytes.count, bytes[offset] == UInt8(ascii: ":") else { throw fail("expected ':'") }
+        offset += 1
+        skipWhitespace()
+        return key
     }
 }

@@ -61,6 +61,44 @@ struct JSONBytesTests {
         #expect(String(decoding: writer.bytes, as: UTF8.self) == "\"x\"" + String(value))
     }
 
+    @Test("a request header is read member by member: unknown members skipped, the last of a repeated one kept, each error named", arguments: [
+        (#"{"id":"a"}"#, "a|-|-|0|-"),
+        (#" { "x" : {"deep":[1,{"y":null}]}, "id" : "a" , "deadline":12 ,"user":null,"meta":{"k":"v"},"idem":"i" } "#, "a|12|-|1|i"),
+        (#"{"id":"first","id":"second","deadline":1.0e3}"#, "second|1000|-|0|-"),
+        (#"{"id":"a","user":"u\u00e9"}"#, "a|-|ué|0|-"),
+        (#"[1]"#, "request header must be a JSON object"),
+        (#"{"id":"a",}"#, "request header is not valid JSON: invalid JSON at byte 10: expected a string key"),
+        (#"{"id":"a"} x"#, "request header is not valid JSON: invalid JSON at byte 11: unexpected data after the value"),
+        (#"{"deadline":"soon","x":[1,}"#, "request header is not valid JSON: invalid JSON at byte 26: invalid number"),
+        (#"{"deadline":"soon","user":5}"#, "request header field 'deadline' must be an integer"),
+        (#"{"id":"a","meta":{"k":1}}"#, "request header field 'meta.k' must be a string"),
+        (#"{"id":7}"#, "request header field 'id' is missing or not a string"),
+        (#"{}"#, "request header field 'id' is missing or not a string"),
+        (#"{"id":""}"#, "request header field 'id' must be 1 to 64 characters"),
+    ])
+    func requestHeaderReading(_ json: String, _ expected: String) {
+        do {
+            let header = try RequestHeader.decode(Data(json.utf8))
+            let read = [header.id, header.deadline.map(String.init) ?? "-", header.user ?? "-", String(header.meta.count), header.idem ?? "-"]
+            #expect(read.joined(separator: "|") == expected)
+        } catch {
+            #expect(error.code == .invalidArgument)
+            #expect(error.message == expected)
+        }
+    }
+
+    @Test("reply and event headers ignore what they do not know and name what is missing")
+    func replyAndEventHeaderReading() throws {
+        let reply = try ReplyHeader.decode(Data(#"{"x":{"a":[]},"code":5,"id":"r","message":"gone","details":{"field":"x"}}"#.utf8))
+        #expect(reply == ReplyHeader(id: "r", code: .notFound, message: "gone", details: .object(["field": .string("x")])))
+        #expect(throws: BusError.invalidArgument("reply header field 'code' is missing or not an integer")) { try ReplyHeader.decode(Data(#"{"id":"r","code":"0"}"#.utf8)) }
+        let event = try EventHeader.decode(Data(#"{"id":"e","source":"s","instance":"i","seq":3,"ts":4,"user":"u","meta":{"traceparent":"t"},"extra":true}"#.utf8))
+        #expect(event == EventHeader(id: "e", source: "s", instance: "i", seq: 3, ts: 4, user: "u", meta: ["traceparent": "t"]))
+        #expect(throws: BusError.invalidArgument("event header field 'seq' is missing or not an integer")) {
+            try EventHeader.decode(Data(#"{"id":"e","source":"s","instance":"i","ts":4}"#.utf8))
+        }
+    }
+
     @Test("headers round-trip with every optional member")
     func roundTrip() throws {
         let request = RequestHeader(id: "c-1", deadline: 1_764_000_000_000, user: "u\"1", meta: ["traceparent": "00-ab", "b": "\n"], idem: "k")
