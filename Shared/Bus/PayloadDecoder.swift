@@ -24,7 +24,7 @@ enum PayloadDecoder {
         guard start < bytes.count else { return nil }
         let state = DecodingState(bytes: bytes)
         if bytes[start] == UInt8(ascii: "{") {
-            guard (try? state.members(at: start)) != nil, let end = state.objectEnds[start] else { return nil }
+            guard let end = try? state.end(ofObjectAt: start) else { return nil }
             parser.offset = end
         } else {
             guard (try? parser.skipValue()) != nil else { return nil }
@@ -48,9 +48,10 @@ private final class DecodingState {
     @exclusivity(unchecked) private(set) var undecided = false
     /// Where each object scanned so far ends (just past its `}`), by where it starts: an array
     /// of objects moves past each element without reading it again.
-    @exclusivity(unchecked) private(set) var objectEnds: [Int: Int] = [:]
-    /// The members of the object scanned last (the root's, scanned twice otherwise).
-    @exclusivity(unchecked) private var lastMembers: (start: Int, members: [ObjectMember])?
+    @exclusivity(unchecked) private var objectEnds: [Int: Int] = [:]
+    /// The object scanned last (the root's, scanned twice otherwise), whose end is not in
+    /// `objectEnds` yet: most payloads are one object, and need no table.
+    @exclusivity(unchecked) private var lastObject: (start: Int, end: Int, members: [ObjectMember])?
 
     init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -147,7 +148,7 @@ private final class DecodingState {
     /// The members of the object at `offset`: where each key's bytes are and where its value starts.
     /// Checks its grammar on the way (only its members' values may not have been checked yet).
     func members(at offset: Int) throws -> [ObjectMember] {
-        if let last = lastMembers, last.start == offset { return last.members }
+        if let last = lastObject, last.start == offset { return last.members }
         guard bytes[offset] == UInt8(ascii: "{") else { throw giveUp() }
         var members: [ObjectMember] = []
         var parser = parser(at: offset + 1)
@@ -173,15 +174,26 @@ private final class DecodingState {
             }
         }
         guard parser.offset < bytes.count else { throw giveUp() }
-        objectEnds[offset] = parser.offset + 1
-        lastMembers = (offset, members)
+        if let last = lastObject { objectEnds[last.start] = last.end }
+        lastObject = (offset, parser.offset + 1, members)
         return members
+    }
+
+    /// Where the object at `offset` ends (just past its `}`), scanning it if need be.
+    func end(ofObjectAt offset: Int) throws -> Int {
+        _ = try members(at: offset)
+        return end(ofScannedObjectAt: offset)!
+    }
+
+    private func end(ofScannedObjectAt offset: Int) -> Int? {
+        if let last = lastObject, last.start == offset { return last.end }
+        return objectEnds[offset]
     }
 
     /// Where the value after the one at `offset` starts in its array, or where the array ends.
     func next(after offset: Int) throws -> Int {
         var parser = parser(at: offset)
-        if let end = objectEnds[offset] {
+        if let end = end(ofScannedObjectAt: offset) {
             parser.offset = end
         } else {
             try parsing(&parser) { parser throws(JSONParseError) in try parser.skipValue() }

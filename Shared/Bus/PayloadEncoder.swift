@@ -49,11 +49,6 @@ final class PayloadSink {
     /// Set when a container was used out of order; checked once the value is written.
     @exclusivity(unchecked) var misused = false
 
-    init() {
-        open.reserveCapacity(16)
-        keys.reserveCapacity(16)
-    }
-
     /// Writes `value`, whose own container (if it opens one) goes at `level`.
     func write<Value: Encodable>(_ value: Value, level: Int) throws {
         if Value.self == Date.self {
