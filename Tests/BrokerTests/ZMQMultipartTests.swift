@@ -2,23 +2,24 @@ import Foundation
 import Testing
 import ZMQ
 
+/// Two connected PAIR sockets over inproc (a sender and a receiver with a 2 s receive timeout),
+/// closed after `body`.
+private func withPair(_ body: (ZMQSocket, ZMQSocket) throws -> Void) throws {
+    let context = try ZMQContext()
+    let sender = try ZMQSocket(context: context, type: .pair), receiver = try ZMQSocket(context: context, type: .pair)
+    defer {
+        sender.close()
+        receiver.close()
+        context.terminate()
+    }
+    try receiver.bind("inproc://pair")
+    try sender.connect("inproc://pair")
+    try receiver.set(.receiveTimeoutMs, 2000)
+    try body(sender, receiver)
+}
+
 @Suite("Message parts read in place and moved on (ZMQMultipart)")
 struct ZMQMultipartTests {
-    /// Two connected PAIR sockets over inproc, closed after `body`.
-    private func withPair(_ body: (ZMQSocket, ZMQSocket) throws -> Void) throws {
-        let context = try ZMQContext()
-        let sender = try ZMQSocket(context: context, type: .pair), receiver = try ZMQSocket(context: context, type: .pair)
-        defer {
-            sender.close()
-            receiver.close()
-            context.terminate()
-        }
-        try receiver.bind("inproc://multipart")
-        try sender.connect("inproc://multipart")
-        try receiver.set(.receiveTimeoutMs, 2000)
-        try body(sender, receiver)
-    }
-
     @Test("a message of more parts than the capacity keeps the first ones and counts them all")
     func overflowIsCounted() throws {
         try withPair { sender, receiver in
@@ -62,63 +63,49 @@ struct ZMQMultipartTests {
 struct ZMQPollerTests {
     @Test("a wait ends when a message arrives, when a descriptor is signalled, or at its timeout")
     func wakesForEachSource() throws {
-        let context = try ZMQContext()
-        let sender = try ZMQSocket(context: context, type: .pair), receiver = try ZMQSocket(context: context, type: .pair)
-        let wakeup = try EventFD()
-        defer {
-            sender.close()
-            receiver.close()
-            context.terminate()
-            wakeup.close()
+        try withPair { sender, receiver in
+            let wakeup = try EventFD()
+            defer { wakeup.close() }
+            var poller = ZMQPoller()
+            poller.add(receiver)
+            poller.add(fileDescriptor: wakeup.fileDescriptor)
+            let message = ZMQMultipart()
+            #expect(try message.receive(from: receiver, dontWait: true) == false)
+
+            let clock = ContinuousClock()
+            var started = clock.now
+            #expect(try poller.poll(timeoutMs: 200) == 0)
+            #expect(clock.now - started >= .milliseconds(190), "nothing happened: the wait lasts its timeout")
+
+            try sender.send([Data("hello".utf8)])
+            started = clock.now
+            #expect(try poller.poll(timeoutMs: 5000) == 1 && poller.isReadable(0) && !poller.isReadable(1))
+            #expect(clock.now - started < .seconds(2))
+            #expect(try message.receive(from: receiver, dontWait: true) && message.equals(0, "hello"))
+            #expect(try message.receive(from: receiver, dontWait: true) == false)
+
+            wakeup.signal()
+            #expect(try poller.poll(timeoutMs: 5000) == 1 && poller.isReadable(1) && !poller.isReadable(0))
+            wakeup.drain()
         }
-        try receiver.bind("inproc://poller")
-        try sender.connect("inproc://poller")
-        var poller = ZMQPoller()
-        poller.add(receiver)
-        poller.add(fileDescriptor: wakeup.fileDescriptor)
-        let message = ZMQMultipart()
-        #expect(try message.receive(from: receiver, dontWait: true) == false)
-
-        let clock = ContinuousClock()
-        var started = clock.now
-        #expect(try poller.poll(timeoutMs: 200) == 0)
-        #expect(clock.now - started >= .milliseconds(190), "nothing happened: the wait lasts its timeout")
-
-        try sender.send([Data("hello".utf8)])
-        started = clock.now
-        #expect(try poller.poll(timeoutMs: 5000) == 1 && poller.isReadable(0) && !poller.isReadable(1))
-        #expect(clock.now - started < .seconds(2))
-        #expect(try message.receive(from: receiver, dontWait: true) && message.equals(0, "hello"))
-        #expect(try message.receive(from: receiver, dontWait: true) == false)
-
-        wakeup.signal()
-        #expect(try poller.poll(timeoutMs: 5000) == 1 && poller.isReadable(1) && !poller.isReadable(0))
-        wakeup.drain()
     }
 
     @Test("a message that arrives while the socket sends is still reported, though the send took in its announcement")
     func messageArrivingDuringSends() throws {
-        let context = try ZMQContext()
-        let peer = try ZMQSocket(context: context, type: .pair), socket = try ZMQSocket(context: context, type: .pair)
-        defer {
-            peer.close()
-            socket.close()
-            context.terminate()
-        }
-        try socket.bind("inproc://sending")
-        try peer.connect("inproc://sending")
-        var poller = ZMQPoller()
-        poller.add(socket)
-        let message = ZMQMultipart()
-        for round in 0..<200 {
-            #expect(try message.receive(from: socket, dontWait: true) == false)
-            try peer.send([Data("m\(round)".utf8)])
-            // Sends on the socket process its pending commands, the one announcing the message
-            // among them, which leaves its descriptor quiet.
-            for _ in 0..<20 { try socket.send([Data("out".utf8)]) }
-            #expect(try poller.poll(timeoutMs: 2000) == 1, "round \(round)")
-            #expect(try message.receive(from: socket, dontWait: true) && message.string(0) == "m\(round)")
-            for _ in 0..<20 { _ = try peer.receive() }
+        try withPair { peer, socket in
+            var poller = ZMQPoller()
+            poller.add(socket)
+            let message = ZMQMultipart()
+            for round in 0..<200 {
+                #expect(try message.receive(from: socket, dontWait: true) == false)
+                try peer.send([Data("m\(round)".utf8)])
+                // Sends on the socket process its pending commands, the one announcing the message
+                // among them, which leaves its descriptor quiet.
+                for _ in 0..<20 { try socket.send([Data("out".utf8)]) }
+                #expect(try poller.poll(timeoutMs: 2000) == 1, "round \(round)")
+                #expect(try message.receive(from: socket, dontWait: true) && message.string(0) == "m\(round)")
+                for _ in 0..<20 { _ = try peer.receive() }
+            }
         }
     }
 }

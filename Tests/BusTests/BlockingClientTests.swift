@@ -96,20 +96,20 @@ struct BlockingClientTests {
             // The second call outlives its deadline; the others do not.
             var timed: [Int: BusError?] = [:]
             let started = ContinuousClock.now
-            let requests = [EchoRequest(text: "a"), EchoRequest(text: "slow", delayMs: 3000), EchoRequest(text: "b")]
-            try client.callEach(Echo.echo, requests, options: CallOptions(timeout: .milliseconds(300))) { index, outcome in
+            let requests = [EchoRequest(text: "a"), EchoRequest(text: "slow", delayMs: 6000), EchoRequest(text: "b")]
+            try client.callEach(Echo.echo, requests, options: CallOptions(timeout: .milliseconds(1500))) { index, outcome in
                 timed[index] = outcome.failure
             }
             let elapsed = ContinuousClock.now - started
             // The slow call's reply arrives late, while the next call waits for its own.
-            let next = try client.call(Echo.echo, EchoRequest(text: "next", delayMs: 3200))
+            let next = try client.call(Echo.echo, EchoRequest(text: "next", delayMs: 5000))
             return (refused, timed, elapsed, next.text)
         }
         #expect(refused.count == 3 && refused[0] == .some(nil) && refused[2] == .some(nil))
         #expect(refused[1]??.code == .invalidArgument)
         #expect(timed.count == 3 && timed[0] == .some(nil) && timed[2] == .some(nil))
         #expect(timed[1]??.code == .deadlineExceeded)
-        #expect(elapsed >= .milliseconds(300) && elapsed < .milliseconds(2500), "the deadline is enforced locally, without waiting for the late reply")
+        #expect(elapsed >= .milliseconds(1500) && elapsed < .milliseconds(5000), "the deadline is enforced locally, without waiting for the late reply")
         #expect(next == "next")
     }
 

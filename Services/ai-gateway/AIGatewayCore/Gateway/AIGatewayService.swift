@@ -87,51 +87,62 @@ public final class AIGatewayService: Service, Sendable {
 
     // MARK: Handlers
 
-    /// Handlers hold the service unowned: the service owns the host, and a strong reference
-    /// back would keep both alive forever.
     private func registerHandlers() {
-        host.handle(AIGateway.summarize) { [unowned self] request, context in try await summarize(request, context) }
-        host.handle(AIGateway.keywords) { [unowned self] request, context in try await keywords(request, context) }
-        host.handle(AIGateway.generateFlashcards) { [unowned self] request, context in try await flashcards(request, context) }
-        host.handle(AIGateway.reflect) { [unowned self] request, context in try await reflect(request, context) }
-        host.handle(AIGateway.encourage) { [unowned self] request, context in try await encourage(request, context) }
-        host.handle(AIGateway.thought) { [unowned self] request, context in try await thought(request, context) }
-        host.handle(AIGateway.chat) { [unowned self] request, context in try await chat(request, context) }
-        host.handle(AIGateway.cancelChat) { [unowned self] request, context in
+        serve(AIGateway.summarize) { service, request, context in try await service.summarize(request, context) }
+        serve(AIGateway.keywords) { service, request, context in try await service.keywords(request, context) }
+        serve(AIGateway.generateFlashcards) { service, request, context in try await service.flashcards(request, context) }
+        serve(AIGateway.reflect) { service, request, context in try await service.reflect(request, context) }
+        serve(AIGateway.encourage) { service, request, context in try await service.encourage(request, context) }
+        serve(AIGateway.thought) { service, request, context in try await service.thought(request, context) }
+        serve(AIGateway.chat) { service, request, context in try await service.chat(request, context) }
+        serve(AIGateway.cancelChat) { service, request, context in
             let user = try context.requireUser()
-            guard chats.cancel(request.requestId, user: user) else {
+            guard service.chats.cancel(request.requestId, user: user) else {
                 throw BusError.notFound("no chat answer \(request.requestId) is in progress")
             }
             return ChatCancelResponse(requestId: request.requestId, cancelled: true)
         }
-        host.handle(AIGateway.parseIntent) { [unowned self] request, context in
+        serve(AIGateway.parseIntent) { service, request, context in
             let user = try context.requireUser()
             guard (1...500).contains(request.text.count) else { throw BusError.invalidArgument("text must have 1...500 characters, got \(request.text.count)") }
-            return try intents.parse(request.text, user: user)
+            return try service.intents.parse(request.text, user: user)
         }
-        host.handle(AIGateway.registerIntents) { [unowned self] request, context in
+        serve(AIGateway.registerIntents) { service, request, context in
             let user = try context.requireUser()
             guard (1...100).contains(request.commands.count) else {
                 throw BusError.invalidArgument("commands must hold 1...100 patterns, got \(request.commands.count)")
             }
-            return IntentListResponse(commands: try intents.register(request.commands, user: user, now: clock.now()))
+            return IntentListResponse(commands: try service.intents.register(request.commands, user: user, now: service.clock.now()))
         }
-        host.handle(AIGateway.listIntents) { [unowned self] _, context in
-            IntentListResponse(commands: try intents.list(user: try context.requireUser()))
+        serve(AIGateway.listIntents) { service, _, context in
+            IntentListResponse(commands: try service.intents.list(user: try context.requireUser()))
         }
-        host.handle(AIGateway.removeIntents) { [unowned self] request, context in
+        serve(AIGateway.removeIntents) { service, request, context in
             let user = try context.requireUser()
             guard (1...100).contains(request.ids.count) else { throw BusError.invalidArgument("ids must hold 1...100 ids, got \(request.ids.count)") }
-            return IntentListResponse(commands: try intents.remove(ids: request.ids, user: user))
+            return IntentListResponse(commands: try service.intents.remove(ids: request.ids, user: user))
         }
-        host.handle(AIGateway.transcribe) { [unowned self] request, context in try await transcribe(request, context) }
-        host.handle(AIGateway.usage) { [unowned self] request, context in
+        serve(AIGateway.transcribe) { service, request, context in try await service.transcribe(request, context) }
+        serve(AIGateway.usage) { service, request, context in
             let user = try context.requireUser()
-            return UsageResponse(entries: try dispatcher.ledger.report(user: request.allUsers == true ? nil : user, since: request.since))
+            return UsageResponse(entries: try service.dispatcher.ledger.report(user: request.allUsers == true ? nil : user, since: request.since))
         }
-        host.handle(AIGateway.providers) { [unowned self] _, context in
+        serve(AIGateway.providers) { service, _, context in
             _ = try context.requireUser()
-            return providers()
+            return service.providers()
+        }
+    }
+
+    /// Registers `handler` for `method`, holding the service weakly: the service owns the host,
+    /// and a strong reference back would keep both alive forever. A handler that starts after
+    /// the service went away (a request in flight as it stops) answers UNAVAILABLE; one that
+    /// started keeps the service until it ends.
+    private func serve<Request, Response>(
+        _ method: Method<Request, Response>, _ handler: @escaping @Sendable (AIGatewayService, Request, RequestContext) async throws -> Response
+    ) {
+        host.handle(method) { [weak self] request, context in
+            guard let self else { throw BusError.unavailable("ai-gateway is stopping; retry the call") }
+            return try await handler(self, request, context)
         }
     }
 
