@@ -71,7 +71,7 @@ public final class BlockingClient {
     /// Calls a method by name with a JSON payload; returns the reply if its code is OK.
     public func callRaw(service: String, method: String, payload: Data, options: CallOptions = CallOptions()) throws(BusError) -> RawReply {
         let header = try exchange(service: service, method: method, payload: Array(payload), options: options)
-        return RawReply(header: header, payload: message.data(4), attachment: message.receivedCount == 6 ? message.data(5) : nil)
+        return RawReply(header: header, message: message)
     }
 
     /// Sends one request and waits for its OK reply, which is left in `message`.
@@ -181,9 +181,10 @@ public final class BlockingClient {
 }
 
 /// The calls ``BlockingClient/callEach(_:_:inFlight:options:_:)`` has outstanding: each one's
-/// position by id, and the deadlines in the order they were sent. Calls made with the same
-/// options have deadlines in that order too; a list sorted by deadline keeps them right when
-/// the clock gives two calls the same instant.
+/// position by id, and their deadlines, earliest first. Calls made with the same options get
+/// their deadlines nearly in the order they are sent, so a new one goes at or near the end; an
+/// absolute deadline (`options.deadline`) converted to the monotonic clock can come out a little
+/// earlier for a later call.
 private struct PipelinedCalls {
     private var indexByID: [String: Int] = [:]
     /// Deadlines in send order; entries of answered calls stay until they reach the front.
@@ -198,7 +199,6 @@ private struct PipelinedCalls {
             deadlines.removeFirst(front)
             front = 0
         }
-        // Options are the same for every call, so this is the end, bar clock ties.
         var position = deadlines.endIndex
         while position > front && deadlines[position - 1].deadline > call.deadline { position -= 1 }
         deadlines.insert((call.deadline, call.id), at: position)

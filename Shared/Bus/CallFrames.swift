@@ -39,8 +39,8 @@ struct OutgoingCall: Sendable {
     /// Sends `[empty, MDPC01, service, method, header, payload, attachment?]`. Returns `false`
     /// if the socket would block at the first part, when nothing was sent.
     func send(on socket: ZMQSocket) throws(ZMQError) -> Bool {
-        guard try socket.send("", more: true, dontWait: true) else { return false }
-        try socket.send("MDPC01", more: true)
+        guard try socket.send(MDP.Frames.empty, more: true, dontWait: true) else { return false }
+        try socket.send(MDP.Frames.client, more: true)
         try socket.send(service, more: true)
         try socket.send(method, more: true)
         try socket.send(header, more: true)
@@ -83,6 +83,11 @@ extension RawReply {
     /// payload, attachment?]`, copying the payload and attachment out; `nil` if it is not one.
     init?(_ message: ZMQMultipart) {
         guard let header = message.clientReplyHeader else { return nil }
+        self.init(header: header, message: message)
+    }
+
+    /// The reply in `message`, whose `header` was read already.
+    init(header: ReplyHeader, message: ZMQMultipart) {
         self.init(header: header, payload: message.data(4), attachment: message.receivedCount == 6 ? message.data(5) : nil)
     }
 }

@@ -79,9 +79,7 @@ final class PendingCall: Sendable {
 /// replies are matched by header `id`, and each call's deadline is enforced here even if nothing
 /// ever answers.
 final class ClientEndpoint: LoopEndpoint {
-    // State read and changed for every message. Dynamic exclusivity checks are off for it: the
-    // endpoint lives on the I/O thread only, and no access to a property spans a call that
-    // touches it again (the compiler's static checks still apply).
+    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
     @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     @exclusivity(unchecked) private var pending: [String: PendingCall] = [:]
     /// Deadlines of the calls sent. A settled call's entry stays until it reaches the top, or

@@ -8,9 +8,7 @@ import ZMQ
 /// the broker's subscription arrive: events published before that are held, not dropped, which
 /// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
 final class PublisherEndpoint: LoopEndpoint {
-    // State read and changed for every event. Dynamic exclusivity checks are off for it: the
-    // endpoint lives on the I/O thread only, and no access to a property spans a call that
-    // touches it again (the compiler's static checks still apply).
+    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
     @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     private let queue: PublishQueue
     /// What one drain took from the queue; reused.
@@ -91,9 +89,7 @@ struct RawEvent: Sendable {
 
 /// One subscription's SUB socket on the I/O thread.
 final class SubscriberEndpoint: LoopEndpoint {
-    // State read and changed for every event. Dynamic exclusivity checks are off for it: the
-    // endpoint lives on the I/O thread only, and no access to a property spans a call that
-    // touches it again (the compiler's static checks still apply).
+    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
     @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     private let buffer: SubscriptionBuffer
     private let logger: Logger

@@ -35,9 +35,7 @@ final class WorkerEndpoint: LoopEndpoint {
     /// Hands a request to the service host; returns the reply if it answered at once.
     private let deliver: @Sendable (ArrivingRequest) -> WorkerReply?
     private let logger: Logger
-    // State read and changed for every message. Dynamic exclusivity checks are off for it: the
-    // endpoint lives on the I/O thread only, and no access to a property spans a call that
-    // touches it again (the compiler's static checks still apply).
+    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
     @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     @exclusivity(unchecked) private var generation = 0
     @exclusivity(unchecked) private var heartbeatAt: ContinuousClock.Instant
@@ -110,11 +108,11 @@ final class WorkerEndpoint: LoopEndpoint {
     /// address part sent by `sendClient`.
     private func send(_ reply: WorkerReply, on socket: ZMQSocket, client sendClient: () throws(ZMQError) -> Void) {
         do {
-            try socket.send("", more: true)
-            try socket.send("MDPW01", more: true)
-            try socket.send("\u{03}", more: true)
+            try socket.send(MDP.Frames.empty, more: true)
+            try socket.send(MDP.Frames.worker, more: true)
+            try socket.send(MDP.Command.reply.frame, more: true)
             try sendClient()
-            try socket.send("", more: true)
+            try socket.send(MDP.Frames.empty, more: true)
             try socket.send(reply.header.encodedBytes, more: true)
             try socket.send(reply.payload, more: reply.attachment != nil)
             if let attachment = reply.attachment { try socket.send(attachment, more: false) }
@@ -132,7 +130,7 @@ final class WorkerEndpoint: LoopEndpoint {
                 logger.warning("worker receive failed", metadata: ["service": "\(service)", "error": "\(error)"])
                 return
             }
-            guard message.count >= 3, message.size(0) == 0, message.equals(1, "MDPW01"),
+            guard message.count >= 3, message.size(0) == 0, message.equals(1, MDP.worker),
                   message.size(2) == 1, let command = MDP.Command(rawValue: message.bytes(2)[0])
             else {
                 logger.warning("dropping a malformed message from the broker", metadata: ["service": "\(service)"])

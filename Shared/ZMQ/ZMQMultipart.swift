@@ -9,7 +9,7 @@ import Foundation
 /// ```swift
 /// let message = ZMQMultipart()
 /// while try message.receive(from: socket, dontWait: true) {
-///     guard message.count >= 2, message.equals(1, "MDPC01") else { continue }
+///     guard message.count >= 2, message.equals(1, MDP.client) else { continue }
 ///     try message.send(0, on: other, more: false)   // moves part 0
 /// }
 /// ```
@@ -81,17 +81,13 @@ public final class ZMQMultipart {
         return total
     }
 
-    /// Whether part `index` holds exactly the bytes of `text`.
-    public func equals(_ index: Int, _ text: StaticString) -> Bool {
+    /// Whether part `index` holds exactly the UTF-8 bytes of `text`.
+    public func equals(_ index: Int, _ text: String) -> Bool {
         let bytes = bytes(index)
-        return bytes.count == text.utf8CodeUnitCount
-            && (bytes.count == 0 || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
-    }
-
-    /// Whether part `index` holds exactly `data`.
-    public func equals(_ index: Int, _ data: Data) -> Bool {
-        let bytes = bytes(index)
-        return bytes.count == data.count && data.withUnsafeBytes { $0.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, $0.count) == 0 }
+        var text = text
+        return text.withUTF8 { utf8 in
+            utf8.count == bytes.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, bytes.baseAddress!, utf8.count) == 0)
+        }
     }
 
     /// A copy of part `index`.
@@ -113,25 +109,6 @@ public final class ZMQMultipart {
             other.count += 1
         }
         other.receivedCount = other.count
-    }
-
-    /// Appends an empty part (to keep the positions of a message whose optional part is absent).
-    public func appendEmpty() {
-        precondition(count < capacity)
-        zmq_msg_close(parts + count)
-        zmq_msg_init(parts + count)
-        count += 1
-        receivedCount = count
-    }
-
-    /// Releases every part held, e.g. before a message is reused for moved-in parts.
-    public func removeAll() {
-        for index in 0..<count {
-            zmq_msg_close(parts + index)
-            zmq_msg_init(parts + index)
-        }
-        count = 0
-        receivedCount = 0
     }
 
     private func part(_ index: Int) -> UnsafeMutablePointer<zmq_msg_t> {

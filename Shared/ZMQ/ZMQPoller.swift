@@ -12,12 +12,8 @@ import Glibc
 /// one `poll`: a socket whose descriptor fires is reported readable, and reading it (which
 /// processes its commands) finds the messages or `EAGAIN`.
 public struct ZMQPoller {
-    private enum Item {
-        case socket(ZMQSocket)
-        case descriptor
-    }
-
-    private var items: [Item] = []
+    /// Each item's socket; nil for a plain descriptor.
+    private var sockets: [ZMQSocket?] = []
     private var descriptors: [pollfd] = []
     private var readable: [Bool] = []
 
@@ -26,24 +22,24 @@ public struct ZMQPoller {
     /// Watches `socket` for incoming messages; returns the item's index.
     @discardableResult
     public mutating func add(_ socket: ZMQSocket) -> Int {
-        items.append(.socket(socket))
+        sockets.append(socket)
         descriptors.append(pollfd(fd: socket.eventDescriptor, events: Int16(POLLIN), revents: 0))
         readable.append(false)
-        return items.count - 1
+        return sockets.count - 1
     }
 
     /// Watches a plain file descriptor (an eventfd) for readability; returns the item's index.
     @discardableResult
     public mutating func add(fileDescriptor: Int32) -> Int {
-        items.append(.descriptor)
+        sockets.append(nil)
         descriptors.append(pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0))
         readable.append(false)
-        return items.count - 1
+        return sockets.count - 1
     }
 
     /// Forgets every item.
     public mutating func removeAll() {
-        items.removeAll(keepingCapacity: true)
+        sockets.removeAll(keepingCapacity: true)
         descriptors.removeAll(keepingCapacity: true)
         readable.removeAll(keepingCapacity: true)
     }
@@ -53,9 +49,9 @@ public struct ZMQPoller {
     @discardableResult
     public mutating func poll(timeoutMs: Int) throws(ZMQError) -> Int {
         var count = 0
-        for index in items.indices {
+        for index in sockets.indices {
             readable[index] = false
-            guard case .socket(let socket) = items[index], socket.mayHaveEvents else { continue }
+            guard let socket = sockets[index], socket.mayHaveEvents else { continue }
             if try socket.hasMessageWaiting() {
                 readable[index] = true
                 count += 1

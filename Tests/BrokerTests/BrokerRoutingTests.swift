@@ -118,55 +118,59 @@ struct BrokerRoutingTests {
 
     @Test("a plain 7/MDP worker (READY without credit) holds one request at a time")
     func plainMDPWorkerHasCreditOne() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
-        let worker = try await RawPeer.connect(endpoints.rpc)
-        try await worker.ready("plain")
-        try await waitForWorkers(endpoints, "plain", count: 1)
-        let client = try await RawPeer.connect(endpoints.rpc)
-        try await client.request("plain", "m", id: "one", deadlineMs: nowMs() + 10_000)
-        try await client.request("plain", "m", id: "two", deadlineMs: nowMs() + 10_000)
-        let first = try #require(await worker.nextRequest())
-        #expect(await worker.nextRequest(timeoutMs: 500) == nil, "a second request must wait for the first reply")
-        try await worker.answer(client: first.client, id: "one", payload: #"{"n":1}"#, attachment: Data([0, 1, 2]))
-        let reply = try #require(await client.reply())
-        #expect(reply.header == ReplyHeader(id: "one"))
-        #expect(reply.payload == Data(#"{"n":1}"#.utf8))
-        #expect(reply.frames.count == 6 && reply.frames[5] == Data([0, 1, 2]))
-        #expect(await worker.nextRequest()?.header.id == "two")
-        await worker.close()
-        await client.close()
-        await broker.stop()
+        try await withPlainWorker("plain") { worker, client in
+            try await client.request("plain", "m", id: "one", deadlineMs: nowMs() + 10_000)
+            try await client.request("plain", "m", id: "two", deadlineMs: nowMs() + 10_000)
+            let first = try #require(await worker.nextRequest())
+            #expect(await worker.nextRequest(timeoutMs: 500) == nil, "a second request must wait for the first reply")
+            try await worker.answer(client: first.client, id: "one", payload: #"{"n":1}"#, attachment: Data([0, 1, 2]))
+            let reply = try #require(await client.reply())
+            #expect(reply.header == ReplyHeader(id: "one"))
+            #expect(reply.payload == Data(#"{"n":1}"#.utf8))
+            #expect(reply.frames.count == 6 && reply.frames[5] == Data([0, 1, 2]))
+            #expect(await worker.nextRequest()?.header.id == "two")
+        }
     }
 
     @Test("requests that wait in the queue reach the worker with their parts intact: payload, attachment, or no payload at all")
     func queuedRequestsKeepTheirParts() async throws {
+        try await withPlainWorker("queued") { worker, client in
+            let attachment = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
+            func request(_ id: String, _ rest: [Data]) -> [Data] {
+                [Data(), Data(MDP.client.utf8), Data("queued".utf8), Data("m.\(id)".utf8), RequestHeader(id: id, deadline: nowMs() + 10_000).encoded()] + rest
+            }
+            // The worker holds one request at a time, so the second and third wait in the queue.
+            try await client.send(request("first", [Data(#"{"n":1}"#.utf8)]))
+            try await client.send(request("second", [Data(#"{"n":2}"#.utf8), attachment]))
+            try await client.send(request("third", []))
+            var received: [[Data]] = []
+            for id in ["first", "second", "third"] {
+                let next = try #require(await worker.nextRequest())
+                #expect(next.header.id == id && next.method == "m.\(id)")
+                received.append(next.frames)
+                try await worker.answer(client: next.client, id: id)
+            }
+            #expect(received[0].count == 8 && received[0][7] == Data(#"{"n":1}"#.utf8))
+            #expect(received[1].count == 9 && received[1][7] == Data(#"{"n":2}"#.utf8) && received[1][8] == attachment)
+            #expect(received[2].count == 8 && received[2][7].isEmpty, "a request without payload reaches the worker with an empty one")
+            for id in ["first", "second", "third"] { #expect(await client.reply()?.header.id == id) }
+        }
+    }
+
+    /// A broker with one plain 7/MDP worker of `service` (READY without credit: one request at
+    /// a time) and a client, all stopped after `body`.
+    private func withPlainWorker(_ service: String, _ body: (_ worker: RawPeer, _ client: RawPeer) async throws -> Void) async throws {
         let (broker, endpoints) = try await startBroker(heartbeatMs: Self.silentWorkerHeartbeatMs)
         let worker = try await RawPeer.connect(endpoints.rpc)
-        try await worker.ready("queued")
-        try await waitForWorkers(endpoints, "queued", count: 1)
+        try await worker.ready(service)
+        try await waitForWorkers(endpoints, service, count: 1)
         let client = try await RawPeer.connect(endpoints.rpc)
-        let attachment = Data((0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7) })
-        func request(_ id: String, _ rest: [Data]) -> [Data] {
-            [Data(), Data(MDP.client.utf8), Data("queued".utf8), Data("m.\(id)".utf8), RequestHeader(id: id, deadline: nowMs() + 10_000).encoded()] + rest
-        }
-        // The worker holds one request at a time, so the second and third wait in the queue.
-        try await client.send(request("first", [Data(#"{"n":1}"#.utf8)]))
-        try await client.send(request("second", [Data(#"{"n":2}"#.utf8), attachment]))
-        try await client.send(request("third", []))
-        var received: [[Data]] = []
-        for id in ["first", "second", "third"] {
-            let next = try #require(await worker.nextRequest())
-            #expect(next.header.id == id && next.method == "m.\(id)")
-            received.append(next.frames)
-            try await worker.answer(client: next.client, id: id)
-        }
-        #expect(received[0].count == 8 && received[0][7] == Data(#"{"n":1}"#.utf8))
-        #expect(received[1].count == 9 && received[1][7] == Data(#"{"n":2}"#.utf8) && received[1][8] == attachment)
-        #expect(received[2].count == 8 && received[2][7].isEmpty, "a request without payload reaches the worker with an empty one")
-        for id in ["first", "second", "third"] { #expect(await client.reply()?.header.id == id) }
+        let outcome: Result<Void, any Error>
+        do { outcome = .success(try await body(worker, client)) } catch { outcome = .failure(error) }
         await worker.close()
         await client.close()
         await broker.stop()
+        try outcome.get()
     }
 
     @Test("headers that are not JSON objects and requests with missing frames are INVALID_ARGUMENT")

@@ -43,18 +43,15 @@ struct ZMQMultipartTests {
             let large = Data((0..<100_000).map { UInt8(truncatingIfNeeded: $0) })
             try sender.send([Data("id".utf8), Data(), large])
             #expect(try message.receive(from: receiver, dontWait: false))
-            #expect(message.size(from: 1) == large.count && message.equals(1, Data()))
+            #expect(message.size(from: 1) == large.count && message.size(1) == 0)
             message.move(1..<3, to: kept)
-            kept.appendEmpty()
-            #expect(kept.count == 3 && kept.size(0) == 0 && kept.data(1) == large && kept.size(2) == 0)
+            #expect(kept.count == 2 && kept.receivedCount == 2 && kept.size(0) == 0 && kept.data(1) == large)
             try kept.send(1, on: receiver, more: true)
             try message.send(0, on: receiver, more: false)
             #expect(kept.size(1) == 0, "a sent part is empty")
             let echoed = ZMQMultipart()
             #expect(try echoed.receive(from: sender, dontWait: false))
             #expect(echoed.count == 2 && echoed.data(0) == large && echoed.equals(1, "id"))
-            kept.removeAll()
-            #expect(kept.count == 0)
         }
     }
 }

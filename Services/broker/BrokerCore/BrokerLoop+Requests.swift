@@ -26,9 +26,9 @@ extension BrokerLoop {
             reportMalformed("message without an empty delimiter frame", frames: message.receivedCount)
             return
         }
-        if message.equals(2, "MDPC01") {
+        if message.equals(2, MDP.client) {
             handleClient()
-        } else if message.equals(2, "MDPW01") {
+        } else if message.equals(2, MDP.worker) {
             handleWorker()
         } else {
             reportMalformed("unknown protocol frame (expected MDPC01 or MDPW01)", frames: message.receivedCount)
@@ -88,10 +88,10 @@ extension BrokerLoop {
             replyError(client, service: service, id: header.id, .deadlineExceeded("the request's deadline had already passed when the broker received it"), trace: request.trace)
             return
         }
-        record.requests += 1
         // The common case: nobody is waiting and a worker has credit, so the request goes straight
         // on from the message it came in.
         if record.queue.isEmpty, let worker = record.workerWithFreeCredit(), forward(message, from: 4, of: request, to: worker) {
+            record.requests += 1
             return
         }
         guard record.queue.count < configuration.maxQueuedPerService else {
@@ -100,6 +100,7 @@ extension BrokerLoop {
                        trace: request.trace)
             return
         }
+        record.requests += 1
         let parts = ZMQMultipart(capacity: 4)
         message.move(4..<message.count, to: parts)
         record.queue.append(QueuedRequest(record: request, parts: parts))
@@ -130,16 +131,16 @@ extension BrokerLoop {
     /// ROUTER_MANDATORY refuses at the identity frame, so nothing of the request moved.
     private func forward(_ parts: ZMQMultipart, from first: Int, of request: RequestRecord, to worker: WorkerRecord) -> Bool {
         let sent = send(to: worker.identity) { () throws(ZMQError) in
-            try router.send("", more: true)
-            try router.send("MDPW01", more: true)
-            try router.send("\u{02}", more: true)
+            try router.send(MDP.Frames.empty, more: true)
+            try router.send(MDP.Frames.worker, more: true)
+            try router.send(MDP.Command.request.frame, more: true)
             try router.send(request.client, more: true)
-            try router.send("", more: true)
+            try router.send(MDP.Frames.empty, more: true)
             try parts.send(first, on: router, more: true)
             try parts.send(first + 1, on: router, more: true)
             // A request without a payload part gets an empty one: a worker's REQUEST always has it.
             let hasAttachment = parts.count > first + 3
-            if parts.count > first + 2 { try parts.send(first + 2, on: router, more: hasAttachment) } else { try router.send("", more: false) }
+            if parts.count > first + 2 { try parts.send(first + 2, on: router, more: hasAttachment) } else { try router.send(MDP.Frames.empty, more: false) }
             if hasAttachment { try parts.send(first + 3, on: router, more: false) }
         }
         if sent { worker.inFlight[request.key] = request }
@@ -231,8 +232,8 @@ extension BrokerLoop {
         let service = worker.service
         let replyBytes = message.size(from: 6)
         send(to: client) { () throws(ZMQError) in
-            try router.send("", more: true)
-            try router.send("MDPC01", more: true)
+            try router.send(MDP.Frames.empty, more: true)
+            try router.send(MDP.Frames.client, more: true)
             try router.send(service.name, more: true)
             try message.send(6, on: router, more: true)
             try message.send(7, on: router, more: frames == 9)
