@@ -2,6 +2,7 @@ import Bus
 import Foundation
 import GRDB
 import Logging
+import Synchronization
 
 /// A service's own SQLite file: WAL mode, foreign keys on, a busy timeout, and its migrations
 /// applied at open. One per file per process (GRDB's rule); pass it around, never open twice.
@@ -17,16 +18,42 @@ public final class ServiceDatabase: Sendable {
     public let pool: DatabasePool
     /// Where the file is.
     public let url: URL
+    private let durability: Durability
+    private let checkpointer = Mutex<BackgroundCheckpointer?>(nil)
 
-    private init(pool: DatabasePool, url: URL) {
+    private init(pool: DatabasePool, url: URL, durability: Durability) {
         self.pool = pool
         self.url = url
+        self.durability = durability
+    }
+
+    deinit {
+        checkpointer.withLock { $0 }?.stop()
+    }
+
+    /// Moves checkpoints off the writer: a thread of its own copies the write-ahead log back
+    /// into the file as the writer commits (see ``BackgroundCheckpointer``). For databases
+    /// whose single writer is their bottleneck; the writer's automatic checkpoint still bounds
+    /// the log's size.
+    /// - Throws: `FAILED_PRECONDITION` when the checkpointing connection cannot be opened.
+    public func checkpointInBackground(logger: Logger) throws(BusError) {
+        try checkpointer.withLock { checkpointer throws(BusError) in
+            guard checkpointer == nil else { return }
+            do {
+                checkpointer = try BackgroundCheckpointer(path: url.path, synchronous: durability.pragma, logger: logger)
+            } catch {
+                throw .failedPrecondition("cannot open a checkpointing connection to \(url.path): \(error)")
+            }
+        }
     }
 
     /// How hard SQLite syncs to disk (`SQLITE_SYNCHRONOUS`). `normal` (the default with WAL)
     /// survives a killed process; `full` also survives power loss, at a cost per commit.
     public enum Durability: String, Sendable {
         case normal, full
+
+        /// The `PRAGMA synchronous` value.
+        var pragma: String { self == .full ? "FULL" : "NORMAL" }
     }
 
     /// Opens (creating if needed) the database at `url` and runs every migration not yet applied.
@@ -39,7 +66,7 @@ public final class ServiceDatabase: Sendable {
             // Temporary files in memory: above all statement journals, which SQLite otherwise
             // spills to /var/tmp once a statement changes 64 KiB of pages already changed in its
             // transaction (every insert of a 1,000-chunk put did: 423,000 writes over the 30 puts of a StoreBench run).
-            try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL"); PRAGMA temp_store = MEMORY")
+            try db.execute(sql: "PRAGMA synchronous = \(durability.pragma); PRAGMA temp_store = MEMORY")
         }
         do {
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -51,7 +78,7 @@ public final class ServiceDatabase: Sendable {
             logger.info("database open", metadata: [
                 "file": "\(url.path)", "migrations": "\(now.count)", "applied": "\(new.joined(separator: ", "))",
             ])
-            return ServiceDatabase(pool: pool, url: url)
+            return ServiceDatabase(pool: pool, url: url, durability: durability)
         } catch {
             throw .failedPrecondition("cannot open database \(url.path): \(error)")
         }
