@@ -15,6 +15,9 @@ struct UserSettings: Sendable {
             remindersEnabled: true, reviewReminderTime: "08:00", testReminderTime: "09:00", createdAt: now, updatedAt: now), zone: .utc)
     }
 
+    /// A record with the default algorithm, retention and fuzzing (the rest is not a real user's).
+    private static let defaultRecord = defaults(user: "", now: Date(timeIntervalSince1970: 0)).record
+
     /// The user's settings, or the defaults when none are stored.
     static func load(_ db: Database, user: String, now: Date) throws -> UserSettings {
         guard let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM settings WHERE user_id = ?"), arguments: [user]) else {
@@ -100,15 +103,24 @@ struct UserSettings: Sendable {
         return SetConfiguration(setId: setId, algorithm: configuration.algorithm, desiredRetention: retention)
     }
 
-    /// The algorithm and FSRS retention that apply to cards of `setId`.
+    /// The algorithm and FSRS retention that apply to cards of `setId`, with the user's fuzzing
+    /// choice and zone. One lookup of both tables: every review asks.
     static func effective(_ db: Database, user: String, setId: String?, now: Date) throws -> (SchedulingAlgorithm, retention: Double, fuzzing: Bool, zone: Zone) {
-        let settings = try load(db, user: user, now: now)
-        var algorithm = settings.record.algorithm, retention = settings.record.desiredRetention
-        if let setId, let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT algorithm, desired_retention FROM set_config WHERE user_id = ? AND set_id = ?"),
-                                                 arguments: [user, setId]) {
-            if let name: String = row["algorithm"], let chosen = SchedulingAlgorithm(rawValue: name) { algorithm = chosen }
-            if let chosen: Double = row["desired_retention"] { retention = chosen }
+        let defaults = Self.defaultRecord
+        let statement = try db.cachedStatement(sql: """
+            SELECT s.algorithm, s.desired_retention, s.fuzzing, s.time_zone, c.algorithm, c.desired_retention
+            FROM (SELECT ?1 AS user_id) AS u
+            LEFT JOIN settings AS s ON s.user_id = u.user_id
+            LEFT JOIN set_config AS c ON c.user_id = u.user_id AND c.set_id = ?2
+            """)
+        let effective = try statement.readFirst(arguments: [user, setId]) { row in
+            let algorithm = (row[4] as String?).flatMap(SchedulingAlgorithm.init(rawValue:))
+                ?? (row[0] as String?).flatMap(SchedulingAlgorithm.init(rawValue:)) ?? defaults.algorithm
+            let retention = row[5] as Double? ?? row[1] as Double? ?? defaults.desiredRetention
+            let zone = (row[3] as String?).flatMap(Zone.init) ?? .utc
+            return (algorithm, retention: retention, fuzzing: row[2] as Bool? ?? defaults.fuzzing, zone: zone)
         }
-        return (algorithm, retention, settings.record.fuzzing, settings.zone)
+        // The query always yields its one row.
+        return effective ?? (defaults.algorithm, defaults.desiredRetention, defaults.fuzzing, .utc)
     }
 }

@@ -77,8 +77,8 @@ struct CardRecord: Sendable {
     }
 
     static func fetch(_ db: Database, user: String, cardId: String) throws -> CardRecord? {
-        try Row.fetchOne(db.cachedStatement(sql: "SELECT \(columns) FROM card WHERE user_id = ? AND card_id = ?"), arguments: [user, cardId])
-            .map(CardRecord.init(row:))
+        try db.cachedStatement(sql: "SELECT \(columns) FROM card WHERE user_id = ? AND card_id = ?")
+            .readFirst(arguments: [user, cardId], CardRecord.init(row:))
     }
 
     /// The card, or `NOT_FOUND` (also for another user's card).

@@ -1,0 +1,83 @@
+import Bus
+import Foundation
+import GRDB
+@testable import SchedulerCore
+import Storage
+import TestSupport
+import Testing
+
+@Suite("Group commit")
+struct GroupCommitTests {
+    static func open() throws -> (ServiceDatabase, GroupCommit) {
+        let database = try SchedulerDatabase.open(in: try temporaryDirectory(), logger: testLogger("scheduler"))
+        return (database, GroupCommit(database: database))
+    }
+
+    static func insertDay(_ db: Database, _ date: String) throws {
+        try db.execute(sql: "INSERT INTO study_day (user_id, date, reviews) VALUES ('u1', ?, 1)", arguments: [date])
+    }
+
+    static func days(_ database: ServiceDatabase) throws -> Set<String> {
+        Set(try database.pool.read { db in try String.fetchAll(db, sql: "SELECT date FROM study_day") })
+    }
+
+    /// Holds the writer inside a batch until `release` is called, so that the writes started
+    /// meanwhile form the next batch together.
+    static func holdWriter(_ writer: GroupCommit) async throws -> (release: @Sendable () -> Void, done: Task<Void, any Error>) {
+        let gate = DispatchSemaphore(value: 0)
+        let entered = DispatchSemaphore(value: 0)
+        let done = Task { try await writer.write { _ in entered.signal(); gate.wait() } }
+        await withCheckedContinuation { continuation in DispatchQueue.global().async { entered.wait(); continuation.resume() } }
+        return ({ gate.signal() }, done)
+    }
+
+    @Test("writes that fail after changing rows are undone alone; the others in their batch commit")
+    func failedWritesUndoneAlone() async throws {
+        let (database, writer) = try Self.open()
+        let (release, held) = try await Self.holdWriter(writer)
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
+            for n in 0..<40 {
+                group.addTask {
+                    do {
+                        try await writer.write { db in
+                            try Self.insertDay(db, "day-\(n)")
+                            if n % 2 == 1 { throw BusError.invalidArgument("odd \(n)") }
+                        }
+                        return (n, true)
+                    } catch let error as BusError where error.code == .invalidArgument {
+                        return (n, false)
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            release()
+            return try await group.reduce(into: [Int: Bool]()) { $0[$1.0] = $1.1 }
+        }
+        try await held.value
+        #expect(outcomes == Dictionary(uniqueKeysWithValues: (0..<40).map { ($0, $0 % 2 == 0) }))
+        #expect(try Self.days(database) == Set((0..<40).filter { $0 % 2 == 0 }.map { "day-\($0)" }))
+    }
+
+    @Test("a write that ends its batch's transaction fails the batch, and no later write of it commits on its own")
+    func abortedTransactionCommitsNothing() async throws {
+        let (database, writer) = try Self.open()
+        let (release, held) = try await Self.holdWriter(writer)
+        let first = Task {
+            try await writer.write { db in
+                try Self.insertDay(db, "first")
+                try db.execute(sql: "ROLLBACK")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let second = Task { try await writer.write { db in try Self.insertDay(db, "second") } }
+        try await Task.sleep(for: .milliseconds(100))
+        release()
+        try await held.value
+        await #expect(throws: (any Error).self) { try await first.value }
+        await #expect(throws: (any Error).self) { try await second.value }
+        #expect(try Self.days(database).isEmpty)
+        // The writer goes on with the next batch.
+        try await writer.write { db in try Self.insertDay(db, "third") }
+        #expect(try Self.days(database) == ["third"])
+    }
+}
