@@ -81,10 +81,10 @@ public final class BlockingClient {
         let call = try outgoing(service: service, method: method, payload: payload, options: options)
         do {
             guard try call.send(on: socket) else {
-                throw BusError.unavailable("cannot queue the request to \(service)/\(method): no connection to the broker at \(configuration.rpcEndpoint)")
+                throw notQueued(service, method)
             }
             while true {
-                guard call.deadline > .now else { throw BusError.deadlineExceeded("no reply from \(service)/\(method) before the call's deadline") }
+                guard call.deadline > .now else { throw noReply(service, method) }
                 // A reply to an earlier call that timed out here may still arrive: skip it.
                 guard let header = try receiveReply(on: socket, until: call.deadline), header.id == call.id else { continue }
                 if let error = header.error { throw error }
@@ -133,13 +133,13 @@ public final class BlockingClient {
                         continue
                     }
                     guard try call.send(on: socket) else {
-                        handle(index, .failure(.unavailable("cannot queue the request to \(method.service)/\(method.name): no connection to the broker at \(configuration.rpcEndpoint)")))
+                        handle(index, .failure(notQueued(method.service, method.name)))
                         continue
                     }
                     pending.add(call, index: index)
                 }
                 for index in pending.removeExpired(now: .now) {
-                    handle(index, .failure(.deadlineExceeded("no reply from \(method.service)/\(method.name) before the call's deadline")))
+                    handle(index, .failure(noReply(method.service, method.name)))
                 }
                 guard let deadline = pending.earliestDeadline else {
                     if exhausted { return }
@@ -155,6 +155,14 @@ public final class BlockingClient {
         } catch {
             throw .unavailable("calls to \(method.service)/\(method.name) failed on the connection: \(error)")
         }
+    }
+
+    private func notQueued(_ service: String, _ method: String) -> BusError {
+        .unavailable("cannot queue the request to \(service)/\(method): no connection to the broker at \(configuration.rpcEndpoint)")
+    }
+
+    private func noReply(_ service: String, _ method: String) -> BusError {
+        .deadlineExceeded("no reply from \(service)/\(method) before the call's deadline")
     }
 
     private func openSocket() throws(BusError) -> ZMQSocket {

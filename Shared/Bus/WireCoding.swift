@@ -37,11 +37,7 @@ public enum WireCoding {
     /// Encodes `value` as payload JSON (with ``PayloadEncoder``, or Foundation's encoder for a
     /// value that uses its containers out of order).
     public static func encode<T: Encodable>(_ value: T) throws -> Data {
-        do {
-            return Data(try PayloadEncoder.encode(value))
-        } catch is PayloadEncoder.Unsupported {
-            return try sharedEncoder.encode(value)
-        }
+        Data(try encodeBytes(value))
     }
 
     /// ``encode(_:)`` as the bytes the bus sends: a `Data` would be one more allocation and copy

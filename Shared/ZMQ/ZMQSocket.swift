@@ -170,15 +170,7 @@ public final class ZMQSocket {
     /// Sends a frame, moving its content to libzmq (the frame is empty afterwards).
     @discardableResult
     public func send(frame: ZMQFrame, more: Bool, dontWait: Bool = false) throws(ZMQError) -> Bool {
-        let flags = (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0)
-        mayHaveEvents = true
-        while true {
-            if zmq_msg_send(frame.message, handle, flags) >= 0 { return true }
-            let code = zmq_errno()
-            if code == EINTR { continue }
-            if code == EAGAIN && dontWait { return false }
-            throw ZMQError(code: code, operation: "send")
-        }
+        try send(frame.message, flags: (more ? ZMQ_SNDMORE : 0) | (dontWait ? ZMQ_DONTWAIT : 0))
     }
 
     /// Sends a whole multipart message. With `dontWait`, returns `false` if the first part would
@@ -229,13 +221,18 @@ public final class ZMQSocket {
         }
     }
 
-    /// Sends one part moving `message`'s content. Keeps ``mayHaveEvents`` up to date.
-    func send(_ message: UnsafeMutablePointer<zmq_msg_t>, flags: Int32) throws(ZMQError) {
+    /// Sends one part moving `message`'s content; `false` if `ZMQ_DONTWAIT` is in `flags` and
+    /// the part would block. Keeps ``mayHaveEvents`` up to date.
+    @discardableResult
+    func send(_ message: UnsafeMutablePointer<zmq_msg_t>, flags: Int32) throws(ZMQError) -> Bool {
         mayHaveEvents = true
         while zmq_msg_send(message, handle, flags) < 0 {
             let code = zmq_errno()
-            if code != EINTR { throw ZMQError(code: code, operation: "send") }
+            if code == EINTR { continue }
+            if code == EAGAIN && flags & ZMQ_DONTWAIT != 0 { return false }
+            throw ZMQError(code: code, operation: "send")
         }
+        return true
     }
 
     /// Whether a message can be received now (`ZMQ_EVENTS`, which processes the socket's

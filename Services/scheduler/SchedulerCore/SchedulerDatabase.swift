@@ -198,7 +198,7 @@ public enum SchedulerDatabase {
         // The writer touches the card indexes of users with up to millions of cards: give it a
         // 64 MiB page cache and memory-mapped reads instead of a pread per page. A thread of its
         // own copies the log back into the file as the writer commits (in-process, a million
-        // cards: 8,300-8,800 reviews/s with the writer checkpointing, 10,100-10,300 without); the
+        // cards: 7,800-8,700 reviews/s with the writer checkpointing, 10,100-10,300 without); the
         // writer's own checkpoint, at 40 MB of log, only finishes what that thread left and lets
         // the log start over.
         try database.pool.writeWithoutTransaction { db in
