@@ -8,9 +8,9 @@ import Testing
 
 @Suite("Group commit")
 struct GroupCommitTests {
-    static func open() throws -> (ServiceDatabase, GroupCommit) {
+    static func open(accumulators: [any BatchAccumulator] = []) throws -> (ServiceDatabase, GroupCommit) {
         let database = try SchedulerDatabase.open(in: try temporaryDirectory(), logger: testLogger("scheduler"))
-        return (database, GroupCommit(database: database))
+        return (database, GroupCommit(database: database, accumulators: accumulators))
     }
 
     static func insertDay(_ db: Database, _ date: String) throws {
@@ -79,5 +79,72 @@ struct GroupCommitTests {
         // The writer goes on with the next batch.
         try await writer.write { db in try Self.insertDay(db, "third") }
         #expect(try Self.days(database) == ["third"])
+    }
+
+    /// The study-day count and the set's (reviews, recalled) for user u1.
+    static func counts(_ database: ServiceDatabase) throws -> (day: Int?, reviews: Int?, recalled: Int?) {
+        try database.pool.read { db in
+            let day = try Int.fetchOne(db, sql: "SELECT reviews FROM study_day WHERE user_id = 'u1' AND date = '2026-11-26'")
+            let set = try Row.fetchOne(db, sql: "SELECT reviews, recalled FROM set_stats WHERE user_id = 'u1' AND set_id = 's1'")
+            return (day, set?["reviews"], set?["recalled"])
+        }
+    }
+
+    static func count(_ tally: StudyTally, recalled: Bool = true, change: Int = 1) {
+        tally.count(user: "u1", setId: "s1", localDate: "2026-11-26", recalled: recalled, change: change)
+    }
+
+    @Test("a batch's study counts are written at its commit, from the writes that were kept only")
+    func talliedCountsOfKeptWrites() async throws {
+        let tally = StudyTally()
+        let (database, writer) = try Self.open(accumulators: [tally])
+        let (release, held) = try await Self.holdWriter(writer)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for n in 0..<40 {
+                group.addTask {
+                    try? await writer.write { db in
+                        Self.count(tally, recalled: n % 4 == 0)
+                        if n % 2 == 1 { throw BusError.invalidArgument("odd \(n)") }
+                    }
+                }
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            release()
+            try await group.waitForAll()
+        }
+        try await held.value
+        let counts = try Self.counts(database)
+        #expect(counts.day == 20 && counts.reviews == 20 && counts.recalled == 10)
+
+        // An undo in the same batch as its review nets to nothing; in a later batch it takes back.
+        try await writer.write { _ in Self.count(tally); Self.count(tally, change: -1) }
+        try await writer.write { _ in Self.count(tally, change: -1) }
+        let after = try Self.counts(database)
+        #expect(after.day == 19 && after.reviews == 19 && after.recalled == 9)
+    }
+
+    @Test("the counts of a batch that did not commit are forgotten, not carried into the next")
+    func talliedCountsOfFailedBatchForgotten() async throws {
+        let tally = StudyTally()
+        let (database, writer) = try Self.open(accumulators: [tally])
+        let (release, held) = try await Self.holdWriter(writer)
+        // The first write is kept when it ends; the second then ends the transaction.
+        let counted = Task { try await writer.write { _ in Self.count(tally) } }
+        try await Task.sleep(for: .milliseconds(100))
+        let aborting = Task {
+            try await writer.write { db in
+                Self.count(tally)
+                try db.execute(sql: "ROLLBACK")
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        release()
+        try await held.value
+        await #expect(throws: (any Error).self) { try await aborting.value }
+        await #expect(throws: (any Error).self) { try await counted.value }
+        #expect(try Self.counts(database).day == nil)
+        try await writer.write { _ in Self.count(tally) }
+        let counts = try Self.counts(database)
+        #expect(counts.day == 1 && counts.reviews == 1 && counts.recalled == 1)
     }
 }

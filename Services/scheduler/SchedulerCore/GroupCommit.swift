@@ -11,6 +11,9 @@ import Synchronization
 /// The batches are written one after another on a dispatch queue of their own, not from a task:
 /// between two batches a task waited for a pool thread, behind the very requests the previous
 /// batch's answers let in, while the writer had nothing to do.
+///
+/// Changes that many requests of a batch make to the same rows can be added up in memory and
+/// written once per batch, through a ``BatchAccumulator`` given at init.
 final class GroupCommit: Sendable {
     /// The most requests written in one transaction.
     static let maximumBatch = 256
@@ -23,11 +26,13 @@ final class GroupCommit: Sendable {
     }
 
     private let database: ServiceDatabase
+    private let accumulators: [any BatchAccumulator]
     private let state = Mutex<(queue: [Job], writing: Bool)>(([], false))
     private let loop = DispatchQueue(label: "scheduler.group-commit", qos: .userInitiated)
 
-    init(database: ServiceDatabase) {
+    init(database: ServiceDatabase, accumulators: [any BatchAccumulator] = []) {
         self.database = database
+        self.accumulators = accumulators
     }
 
     /// Runs `body` in the next batch's transaction; returns its result after the commit.
@@ -37,6 +42,8 @@ final class GroupCommit: Sendable {
             let job = Job(
                 run: { db in
                     let result = Swift.Result { () throws -> Result in try Self.inSavepoint(db) { try body(db) } }
+                    let kept = if case .success = result { true } else { false }
+                    for accumulator in self.accumulators { accumulator.writeEnded(kept: kept) }
                     outcome.withLock { $0 = result }
                 },
                 complete: { commitError in
@@ -89,6 +96,7 @@ final class GroupCommit: Sendable {
             do {
                 try database.pool.write { db in
                     for job in batch { job.run(db) }
+                    for accumulator in accumulators { try accumulator.flush(db) }
                 }
                 for job in batch { job.complete(nil) }
             } catch {
@@ -96,4 +104,14 @@ final class GroupCommit: Sendable {
             }
         }
     }
+}
+
+/// Changes the writes of one batch add up in memory (counters that most of them touch), written
+/// once in the batch's transaction just before it commits. Called on the writer's queue only.
+protocol BatchAccumulator: Sendable {
+    /// The write that ran last is over: its savepoint was released (`kept`) or rolled back.
+    func writeEnded(kept: Bool)
+    /// Writes the kept writes' sums, and starts empty for the next batch even when that fails
+    /// (the batch then does not commit).
+    func flush(_ db: Database) throws
 }

@@ -26,6 +26,8 @@ public final class SchedulerService: Sendable {
     /// Applies store's flashcard events.
     public let storeCards: DurableConsumer
     let writer: GroupCommit
+    /// The study-day and set counts of the writer's current batch.
+    let studyTally: StudyTally
     let clock: any WallClock
     let logger: Logger
 
@@ -36,7 +38,9 @@ public final class SchedulerService: Sendable {
     public init(bus: Bus, database: ServiceDatabase, clock: any WallClock = SystemWallClock(), credit: Int = 64,
                 reminderPoll: Duration = .seconds(1), catchUpInterval: Duration = .seconds(5), logger: Logger) throws {
         self.database = database
-        writer = GroupCommit(database: database)
+        let studyTally = StudyTally()
+        self.studyTally = studyTally
+        writer = GroupCommit(database: database, accumulators: [studyTally])
         self.clock = clock
         self.logger = logger
         outbox = try Outbox(source: SchedulerContract.serviceName, database: database, bus: bus, logger: logger)
@@ -113,10 +117,10 @@ public final class SchedulerService: Sendable {
             }
         }
         host.handle(Scheduler.recordReview) { [self] request, context in
-            try await write(context) { db, user, now in try ReviewBook.record(request, db, user: user, now: now) }
+            try await write(context) { [studyTally] db, user, now in try ReviewBook.record(request, db, user: user, now: now, tally: studyTally) }
         }
         host.handle(Scheduler.undoReview) { [self] request, context in
-            try await write(context) { db, user, now in try ReviewBook.undo(cardId: request.cardId, db, user: user, now: now) }
+            try await write(context) { [studyTally] db, user, now in try ReviewBook.undo(cardId: request.cardId, db, user: user, now: now, tally: studyTally) }
         }
         host.handle(Scheduler.dueCards) { [self] request, context in
             try await read(context) { db, user, now in try ReviewBook.due(request, db, user: user, now: now) }

@@ -65,9 +65,9 @@ enum ReviewBook {
 
     // MARK: Reviews
 
-    /// Applies a review: both algorithms' memories, the log row (with the earlier state, for
-    /// undo) and the study day, all in the caller's transaction.
-    static func record(_ request: ReviewRecordRequest, _ db: Database, user: String, now: Date) throws -> ReviewResult {
+    /// Applies a review: both algorithms' memories and the log row (with the earlier state, for
+    /// undo) in the caller's transaction; the study day and set counts go to `tally`.
+    static func record(_ request: ReviewRecordRequest, _ db: Database, user: String, now: Date, tally: StudyTally) throws -> ReviewResult {
         let cardId = try Validate.id(request.cardId, "cardId")
         var card = try CardRecord.require(db, user: user, cardId: cardId)
         let nowMs = now.unixMilliseconds
@@ -102,7 +102,7 @@ enum ReviewBook {
         next.lastLogId = db.lastInsertedRowID
         card.progress = next
         try card.saveProgress(db)
-        try countStudy(db, user: user, setId: card.setId, localDate: localDate, recalled: rating != .again, change: 1)
+        tally.count(user: user, setId: card.setId, localDate: localDate, recalled: rating != .again, change: 1)
 
         let intervalDays = Double(card.dueAt - reviewedAt) / 86_400_000
         return ReviewResult(card: card.state(nowMs: nowMs), nextDueAt: Date(unixMilliseconds: card.dueAt), intervalDays: intervalDays,
@@ -110,7 +110,7 @@ enum ReviewBook {
     }
 
     /// Restores the card's state from before its last review and forgets that review.
-    static func undo(cardId: String, _ db: Database, user: String, now: Date) throws -> CardState {
+    static func undo(cardId: String, _ db: Database, user: String, now: Date, tally: StudyTally) throws -> CardState {
         let cardId = try Validate.id(cardId, "cardId")
         var card = try CardRecord.require(db, user: user, cardId: cardId)
         guard let logId = card.progress.lastLogId,
@@ -125,21 +125,8 @@ enum ReviewBook {
         try card.saveProgress(db)
         try db.execute(sql: "DELETE FROM review_log WHERE id = ?", arguments: [logId])
         // The set the review was counted under, which the card may have left since.
-        try countStudy(db, user: user, setId: row["set_id"], localDate: row["local_date"], recalled: (row["rating"] as String) != ReviewRating.again.rawValue, change: -1)
+        tally.count(user: user, setId: row["set_id"], localDate: row["local_date"], recalled: (row["rating"] as String) != ReviewRating.again.rawValue, change: -1)
         return card.state(nowMs: now.unixMilliseconds)
-    }
-
-    /// Adds (or with `change` -1 takes back) a review in the study day and set counters.
-    private static func countStudy(_ db: Database, user: String, setId: String?, localDate: String, recalled: Bool, change: Int) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO study_day (user_id, date, reviews) VALUES (?1, ?2, ?3)
-            ON CONFLICT (user_id, date) DO UPDATE SET reviews = reviews + ?3
-            """).execute(arguments: [user, localDate, change])
-        guard let setId else { return }
-        try db.cachedStatement(sql: """
-            INSERT INTO set_stats (user_id, set_id, reviews, recalled) VALUES (?1, ?2, ?3, ?4)
-            ON CONFLICT (user_id, set_id) DO UPDATE SET reviews = reviews + ?3, recalled = recalled + ?4
-            """).execute(arguments: [user, setId, change, recalled ? change : 0])
     }
 
     // MARK: Queries
