@@ -47,7 +47,13 @@ final class BackgroundCheckpointer: Sendable {
     }
 
     private func run() {
-        defer { finished.signal() }
+        defer {
+            // Closed before stop() returns: the thread's closure, and with it this object, may
+            // outlive stop() for a moment, and a connection closing then still takes the file's
+            // locks (the last one out checkpoints and removes the log).
+            try? connection.close()
+            finished.signal()
+        }
         var pauseMs = Self.busyPauseMs
         var last = (walFrameCount: -1, checkpointedFrameCount: -1)
         var lastError = ""
