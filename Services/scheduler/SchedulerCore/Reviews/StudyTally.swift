@@ -22,6 +22,11 @@ final class StudyTally: BatchAccumulator {
     private struct SetTotals {
         var reviews = 0
         var recalled = 0
+
+        mutating func add(reviews: Int, recalled: Int) {
+            self.reviews += reviews
+            self.recalled += recalled
+        }
     }
 
     private struct Sums {
@@ -30,10 +35,7 @@ final class StudyTally: BatchAccumulator {
 
         mutating func add(_ other: Sums) {
             for (day, reviews) in other.days { days[day, default: 0] += reviews }
-            for (set, totals) in other.sets {
-                sets[set, default: SetTotals()].reviews += totals.reviews
-                sets[set, default: SetTotals()].recalled += totals.recalled
-            }
+            for (set, totals) in other.sets { sets[set, default: SetTotals()].add(reviews: totals.reviews, recalled: totals.recalled) }
         }
     }
 
@@ -46,9 +48,7 @@ final class StudyTally: BatchAccumulator {
         state.withLock { state in
             state.running.days[DayKey(user: user, date: localDate), default: 0] += change
             if let setId {
-                let key = SetKey(user: user, setId: setId)
-                state.running.sets[key, default: SetTotals()].reviews += change
-                if recalled { state.running.sets[key, default: SetTotals()].recalled += change }
+                state.running.sets[SetKey(user: user, setId: setId), default: SetTotals()].add(reviews: change, recalled: recalled ? change : 0)
             }
         }
     }
