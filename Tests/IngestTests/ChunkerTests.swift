@@ -1,15 +1,8 @@
 import Contracts
 import Foundation
-import Glibc
 @testable import IngestCore
+import TestSupport
 import Testing
-
-/// Deterministic "random" numbers: erand48 with a state of our own, the same on every run.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: [UInt16]
-    init(seed: UInt64) { state = [UInt16(truncatingIfNeeded: seed), UInt16(truncatingIfNeeded: seed >> 16), 0x330E] }
-    mutating func next() -> UInt64 { UInt64(erand48(&state) * Double(UInt64.max >> 11)) << 11 }
-}
 
 /// Prose of sentences and paragraphs, with accented and non-Latin words, abbreviations and the
 /// odd very long word.
