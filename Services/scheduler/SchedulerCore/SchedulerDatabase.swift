@@ -189,6 +189,14 @@ public enum SchedulerDatabase {
         Outbox.registerMigrations(&migrator)
         DurableConsumer.registerMigrations(&migrator)
         Idempotency.registerMigrations(&migrator)
+        // One due-date index instead of two: see DueIndex.
+        migrator.registerMigration("scheduler.v2: one due index") { db in
+            try db.execute(sql: """
+                DROP INDEX card_due;
+                DROP INDEX card_set_due;
+                CREATE INDEX card_due_by_set ON card (user_id, set_id, due_at, review_count);
+                """)
+        }
         return migrator
     }
 

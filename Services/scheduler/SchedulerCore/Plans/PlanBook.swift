@@ -23,10 +23,11 @@ enum PlanBook {
         let minutes = try Validate.int(request.sessionMinutes ?? 30, "sessionMinutes", in: 5...480)
         let title = try Validate.optionalText(request.title, "title", maximum: 200) ?? "Study plan"
 
+        // The index named: without statistics SQLite reads all the user's cards by primary key.
         let newCards = try String.fetchAll(db, sql: """
-            SELECT card_id FROM card WHERE user_id = ? AND set_id = ? AND review_count = 0 ORDER BY created_at, card_id
+            SELECT card_id FROM card INDEXED BY card_due_by_set WHERE user_id = ? AND set_id = ? AND review_count = 0 ORDER BY created_at, card_id
             """, arguments: [user, setId])
-        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card WHERE user_id = ? AND set_id = ?)", arguments: [user, setId]) == true else {
+        guard try Bool.fetchOne(db, sql: "SELECT EXISTS (SELECT 1 FROM card INDEXED BY card_due_by_set WHERE user_id = ? AND set_id = ?)", arguments: [user, setId]) == true else {
             throw BusError.notFound("set \(setId) has no cards with review state")
         }
         let returns = followUps(algorithm, retention: retention)
@@ -82,14 +83,14 @@ enum PlanBook {
     /// Reviews already due on each plan day (the first day, if today, includes overdue cards),
     /// not counting the new cards being planned.
     static func dailyLoad(_ db: Database, user: String, zone: Zone, from start: LocalDate, days: Int, today: LocalDate, excludingNewOf setId: String) throws -> [Int] {
-        let statement = try db.cachedStatement(sql: """
-            SELECT COUNT(*) FROM card WHERE user_id = ? AND due_at >= ? AND due_at < ? AND NOT (set_id IS ? AND review_count = 0)
-            """)
+        let sets = try DueIndex.sets(db, user: user)
         var result: [Int] = []
         var lower = start == today ? Int64.min : zone.instantMs(start)
         for offset in 0..<days {
             let upper = zone.instantMs(start.adding(days: offset + 1))
-            result.append(try Int.fetchOne(statement, arguments: [user, lower, upper, setId]) ?? 0)
+            result.append(try sets.reduce(0) { sum, set in
+                try sum + DueIndex.count(db, user: user, set: set, from: lower, to: upper, minimumReviews: set == setId ? 1 : 0)
+            })
             lower = upper
         }
         return result

@@ -76,17 +76,23 @@ struct ReminderEngine {
         let reminderId = "review.due:\(user):\(today)"
         guard try !handled(db, reminderId) else { return 0 }
         let (start, end) = zone.bounds(of: today)
-        let row = try Row.fetchOne(db, sql: """
-            SELECT COUNT(*) AS due, COALESCE(SUM(due_at < ?), 0) AS overdue, COALESCE(SUM(review_count = 0), 0) AS new
-            FROM card WHERE user_id = ? AND due_at < ?
-            """, arguments: [start, user, end])
-        let dueCount: Int = row?["due"] ?? 0
+        let perSet = try db.cachedStatement(sql: """
+            SELECT COUNT(*), COALESCE(SUM(due_at < ?), 0), COALESCE(SUM(review_count = 0), 0)
+            FROM card WHERE user_id = ? AND set_id IS ? AND due_at < ?
+            """)
+        var dueCount = 0, overdueCount = 0, newCount = 0
+        for set in try DueIndex.sets(db, user: user) {
+            guard let row = try Row.fetchOne(perSet, arguments: [start, user, set, end]) else { continue }
+            dueCount += row[0]
+            overdueCount += row[1]
+            newCount += row[2]
+        }
         // Nothing due: the day is handled all the same, so it is not counted again.
         guard try claim(db, reminderId, user: user, kind: "review", timing: timing, nowMs: nowMs), dueCount > 0 else { return 0 }
         let streak = try ReviewBook.streak(db, user: user, now: Date(unixMilliseconds: nowMs)).currentDays
         let (title, body) = Messages.reviewDigest(due: dueCount, streak: streak)
         try Outbox.append(db, Scheduler.reviewDue, ReviewDueEvent(
-            reminderId: reminderId, userId: user, dueCount: dueCount, overdueCount: row?["overdue"] ?? 0, newCount: row?["new"] ?? 0,
+            reminderId: reminderId, userId: user, dueCount: dueCount, overdueCount: overdueCount, newCount: newCount,
             streakDays: streak, timing: timing, title: title, body: body), user: user)
         return 1
     }

@@ -135,22 +135,33 @@ enum ReviewBook {
     static func due(_ request: DueRequest, _ db: Database, user: String, now: Date) throws -> DueResponse {
         let limit = try Validate.int(request.limit ?? 50, "limit", in: 1...1000)
         let at = (request.at ?? now).unixMilliseconds
-        var filter = ""
-        var arguments: StatementArguments = [user]
-        if let setId = try Validate.optionalID(request.setId, "setId") {
-            filter += " AND set_id = ?"
-            arguments += [setId]
+        let setId = try Validate.optionalID(request.setId, "setId")
+        let subjectId = try Validate.optionalID(request.subjectId, "subjectId")
+        let columns = """
+            card_id, set_id, subject_id, due_at, algorithm, review_count, sm2_interval, sm2_repetitions, sm2_ease, sm2_due_at,
+            fsrs_phase, fsrs_due_at, last_reviewed_at
+            """
+        let rows: [Row]
+        if setId == nil && subjectId == nil {
+            let entries = try DueIndex.earliest(db, user: user, dueBy: at, count: limit + 1)
+            let card = try db.cachedStatement(sql: "SELECT \(columns) FROM card WHERE user_id = ? AND card_id = ?")
+            rows = try entries.compactMap { try Row.fetchOne(card, arguments: [user, $0.cardId]) }
+        } else {
+            var filter = ""
+            var arguments: StatementArguments = [user]
+            if let setId {
+                filter += " AND set_id = ?"
+                arguments += [setId]
+            }
+            if let subjectId {
+                filter += " AND subject_id = ?"
+                arguments += [subjectId]
+            }
+            arguments += [at, limit + 1]
+            rows = try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT \(columns) FROM card WHERE user_id = ?\(filter) AND due_at <= ? ORDER BY due_at LIMIT ?
+                """), arguments: arguments)
         }
-        if let subjectId = try Validate.optionalID(request.subjectId, "subjectId") {
-            filter += " AND subject_id = ?"
-            arguments += [subjectId]
-        }
-        arguments += [at, limit + 1]
-        let rows = try Row.fetchAll(db.cachedStatement(sql: """
-            SELECT card_id, set_id, subject_id, due_at, algorithm, review_count, sm2_interval, sm2_repetitions, sm2_ease, sm2_due_at,
-                   fsrs_phase, fsrs_due_at, last_reviewed_at
-            FROM card WHERE user_id = ?\(filter) AND due_at <= ? ORDER BY due_at LIMIT ?
-            """), arguments: arguments)
         let cards = rows.prefix(limit).map { row in
             let algorithm = SchedulingAlgorithm(rawValue: row["algorithm"]) ?? .sm2
             let sm2 = SM2.Memory(easeFactor: row["sm2_ease"], intervalDays: row["sm2_interval"], repetitions: row["sm2_repetitions"], dueMs: row["sm2_due_at"])
@@ -169,17 +180,14 @@ enum ReviewBook {
         let setId = try Validate.optionalID(request.setId, "setId")
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let today = zone.date(atMs: now.unixMilliseconds)
-        let sql = "SELECT COUNT(*) FROM card WHERE user_id = ?" + (setId == nil ? "" : " AND set_id = ?") + " AND due_at >= ? AND due_at < ?"
-        let statement = try db.cachedStatement(sql: sql)
+        let sets = try setId.map { [$0] } ?? DueIndex.sets(db, user: user)
         var result: [ForecastDay] = []
         var start = Int64.min
         for offset in 0..<days {
             let date = today.adding(days: offset)
             let end = zone.instantMs(date.adding(days: 1))
-            var arguments: StatementArguments = [user]
-            if let setId { arguments += [setId] }
-            arguments += [start, end]
-            result.append(ForecastDay(date: date.description, count: try Int.fetchOne(statement, arguments: arguments) ?? 0))
+            let count = try sets.reduce(0) { sum, set in try sum + DueIndex.count(db, user: user, set: set, from: start, to: end) }
+            result.append(ForecastDay(date: date.description, count: count))
             start = end
         }
         return ForecastResponse(timeZone: zone.identifier, days: result)
@@ -205,7 +213,10 @@ enum ReviewBook {
         var mastery = MasteryCounts()
         var cards = 0, newCards = 0, dueNow = 0
         var easeSum = 0.0, retrievabilitySum = 0.0, reviewed = 0
-        let rows = try Row.fetchCursor(db, sql: "SELECT \(CardRecord.columns) FROM card WHERE user_id = ? AND set_id = ?", arguments: [user, setId])
+        // The index named: without statistics SQLite reads all the user's cards by primary key.
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT \(CardRecord.columns) FROM card INDEXED BY card_due_by_set WHERE user_id = ? AND set_id = ?
+            """, arguments: [user, setId])
         while let row = try rows.next() {
             let card = CardRecord(row: row)
             cards += 1
