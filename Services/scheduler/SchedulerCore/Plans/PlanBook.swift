@@ -83,17 +83,8 @@ enum PlanBook {
     /// Reviews already due on each plan day (the first day, if today, includes overdue cards),
     /// not counting the new cards being planned.
     static func dailyLoad(_ db: Database, user: String, zone: Zone, from start: LocalDate, days: Int, today: LocalDate, excludingNewOf setId: String) throws -> [Int] {
-        let sets = try DueIndex.sets(db, user: user)
-        var result: [Int] = []
-        var lower = start == today ? Int64.min : zone.instantMs(start)
-        for offset in 0..<days {
-            let upper = zone.instantMs(start.adding(days: offset + 1))
-            result.append(try sets.reduce(0) { sum, set in
-                try sum + DueIndex.count(db, user: user, set: set, from: lower, to: upper, minimumReviews: set == setId ? 1 : 0)
-            })
-            lower = upper
-        }
-        return result
+        let edges = [start == today ? Int64.min : zone.instantMs(start)] + (1...days).map { zone.instantMs(start.adding(days: $0)) }
+        return try DueIndex.counts(db, user: user, sets: DueIndex.sets(db, user: user), between: edges, newCardsLeftOutOf: setId)
     }
 
     /// The days after introduction on which a card rated good each time comes back, under the

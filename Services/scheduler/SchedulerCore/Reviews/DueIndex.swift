@@ -92,12 +92,25 @@ enum DueIndex {
         return merged
     }
 
-    /// How many of the user's cards in `set` (nil: in no set) are due in `from..<to` and have
-    /// at least `minimumReviews` reviews.
-    static func count(_ db: Database, user: String, set: String?, from: Int64, to: Int64, minimumReviews: Int = 0) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: """
-            SELECT COUNT(*) FROM card WHERE user_id = ? AND set_id IS ? AND due_at >= ? AND due_at < ? AND review_count >= ?
-            """), arguments: [user, set, from, to, minimumReviews]) ?? 0
+    /// How many of the user's cards in `sets` fall due in each range `edges[i]..<edges[i + 1]`
+    /// (`edges` ascending), leaving out the new cards of the set `newCardsLeftOutOf`. One pass
+    /// over each set's part of the index, its due dates counted into the ranges as they come.
+    static func counts(_ db: Database, user: String, sets: [String?], between edges: [Int64], newCardsLeftOutOf planned: String? = nil) throws -> [Int] {
+        var counts = [Int](repeating: 0, count: max(edges.count - 1, 0))
+        guard let first = edges.first, let last = edges.last, edges.count > 1 else { return counts }
+        let statement = try db.cachedStatement(sql: """
+            SELECT due_at FROM card WHERE user_id = ? AND set_id IS ? AND due_at >= ? AND due_at < ? AND review_count >= ? ORDER BY due_at
+            """)
+        for set in sets {
+            let minimumReviews = set != nil && set == planned ? 1 : 0
+            let dueDates = try Int64.fetchCursor(statement, arguments: [user, set, first, last, minimumReviews])
+            var range = 0
+            while let dueAt = try dueDates.next() {
+                while dueAt >= edges[range + 1] { range += 1 }
+                counts[range] += 1
+            }
+        }
+        return counts
     }
 }
 

@@ -181,16 +181,9 @@ enum ReviewBook {
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let today = zone.date(atMs: now.unixMilliseconds)
         let sets = try setId.map { [$0] } ?? DueIndex.sets(db, user: user)
-        var result: [ForecastDay] = []
-        var start = Int64.min
-        for offset in 0..<days {
-            let date = today.adding(days: offset)
-            let end = zone.instantMs(date.adding(days: 1))
-            let count = try sets.reduce(0) { sum, set in try sum + DueIndex.count(db, user: user, set: set, from: start, to: end) }
-            result.append(ForecastDay(date: date.description, count: count))
-            start = end
-        }
-        return ForecastResponse(timeZone: zone.identifier, days: result)
+        let dates = (0..<days).map { today.adding(days: $0) }
+        let counts = try DueIndex.counts(db, user: user, sets: sets, between: [Int64.min] + dates.map { zone.instantMs($0.adding(days: 1)) })
+        return ForecastResponse(timeZone: zone.identifier, days: zip(dates, counts).map { ForecastDay(date: $0.description, count: $1) })
     }
 
     /// The study streak in the user's time zone.
