@@ -27,22 +27,28 @@ let package = Package(
         .systemLibrary(name: "CZMQ", path: "Shared/CZMQ"),
         .systemLibrary(name: "CCurl", path: "Shared/CCurl"),
 
-        // Shared libraries.
+        // Shared libraries. Wire is the protocol without a transport (status codes, headers,
+        // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
+        .target(name: "Wire", path: "Shared/Wire"),
+        // Threads of our own, named for `top -H`, and blocking work kept off the cooperative pool.
+        .target(name: "CThreads", path: "Shared/CThreads"),
+        .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ"),
         .target(
             name: "Bus",
             dependencies: [
-                "ZMQ",
+                "Threads", "Wire", "ZMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Shared/Bus"
         ),
-        .target(name: "Contracts", dependencies: ["Bus"], path: "Shared/Contracts"),
+        .target(name: "Contracts", dependencies: ["Wire"], path: "Shared/Contracts"),
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus",
+                "Bus", "Storage", "Threads", "Wire",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -53,7 +59,7 @@ let package = Package(
         .target(
             name: "Storage",
             dependencies: [
-                "Bus",
+                "Threads", "Wire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -64,14 +70,14 @@ let package = Package(
 
         .target(
             name: "HTTPClient",
-            dependencies: ["CCurl", "Bus", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CCurl", "Threads", "Wire", .product(name: "Logging", package: "swift-log")],
             path: "Shared/HTTPClient"
         ),
 
         // broker: a library with the routing logic and a thin main.
         .target(
             name: "BrokerCore",
-            dependencies: ["Bus", "ZMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Bus", "Threads", "Wire", "ZMQ", .product(name: "Logging", package: "swift-log")],
             path: "Services/broker/BrokerCore"
         ),
         .executableTarget(
@@ -84,7 +90,7 @@ let package = Package(
         .target(
             name: "BusCtlCore",
             dependencies: [
-                "Bus", "Contracts",
+                "Bus", "Threads", "Wire", "Contracts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -93,13 +99,13 @@ let package = Package(
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
         // Benchmarks: the Swift processes of scripts/bench-bus.
-        .executableTarget(name: "bus-bench", dependencies: ["Bus", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
 
         // MARK: timer-ticker
         .target(
             name: "TimerTickerCore",
             dependencies: [
-                "Bus", "Contracts", "Storage", "ServiceKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -109,7 +115,7 @@ let package = Package(
         .executableTarget(name: "timer-ticker", dependencies: ["TimerTickerCore", "ServiceKit"], path: "Services/timer-ticker/main"),
         .executableTarget(
             name: "TimerTickerBench",
-            dependencies: ["TimerTickerCore", "Bus", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["TimerTickerCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/TimerTickerBench"
         ),
 
@@ -117,7 +123,7 @@ let package = Package(
         .target(
             name: "AIGatewayCore",
             dependencies: [
-                "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -127,7 +133,7 @@ let package = Package(
         .executableTarget(name: "ai-gateway", dependencies: ["AIGatewayCore", "ServiceKit"], path: "Services/ai-gateway/main"),
         .executableTarget(
             name: "AIGatewayBench",
-            dependencies: ["AIGatewayCore", "Bus", "Contracts", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/AIGatewayBench"
         ),
 
@@ -135,7 +141,7 @@ let package = Package(
         .target(
             name: "SchedulerCore",
             dependencies: [
-                "Bus", "Contracts", "Storage", "ServiceKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -143,14 +149,14 @@ let package = Package(
             path: "Services/scheduler/SchedulerCore"
         ),
         .executableTarget(name: "scheduler", dependencies: ["SchedulerCore", "ServiceKit"], path: "Services/scheduler/main"),
-        .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Contracts"], path: "Benchmarks/SchedulerBench"),
+        .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Threads", "Wire", "Contracts"], path: "Benchmarks/SchedulerBench"),
 
         // MARK: store
         // store: the system of record for study content (SQLite + FTS5), a library and a thin main.
         .target(
             name: "StoreCore",
             dependencies: [
-                "Bus", "Contracts", "Storage", "ServiceKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -162,7 +168,7 @@ let package = Package(
         .executableTarget(
             name: "StoreBench",
             dependencies: [
-                "StoreCore", "BrokerCore", "Bus", "Contracts", "ServiceKit",
+                "StoreCore", "BrokerCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -173,7 +179,7 @@ let package = Package(
         .target(
             name: "NotifierCore",
             dependencies: [
-                "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,7 +190,7 @@ let package = Package(
         .executableTarget(name: "notifier", dependencies: ["NotifierCore", "ServiceKit"], path: "Services/notifier/main"),
         .executableTarget(
             name: "NotifierBench",
-            dependencies: ["Bus", "Contracts", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/NotifierBench"
         ),
 
@@ -194,7 +200,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "Bus", "Contracts", "ServiceKit",
+                "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -205,23 +211,23 @@ let package = Package(
         .executableTarget(name: "ingest", dependencies: ["IngestCore", "ServiceKit"], path: "Services/ingest/main"),
         .executableTarget(
             name: "IngestBench",
-            dependencies: ["Bus", "Contracts", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Bus", "Threads", "Wire", "Contracts", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/IngestBench"
         ),
 
         // Tests.
         .target(
             name: "TestSupport",
-            dependencies: ["Bus", "BrokerCore", "ZMQ", "ServiceKit", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit", .product(name: "Logging", package: "swift-log")],
             path: "Tests/Support"
         ),
-        .testTarget(name: "BusTests", dependencies: ["Bus", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
-        .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "TestSupport"], path: "Tests/BusCtlTests"),
+        .testTarget(name: "BusTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
+        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "Threads", "Wire", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
+        .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "Threads", "Wire", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(
             name: "NotifierTests",
             dependencies: [
-                "NotifierCore", "Bus", "Contracts", "Storage", "ServiceKit", "HTTPClient", "BrokerCore", "TestSupport",
+                "NotifierCore", "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient", "BrokerCore", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -229,11 +235,11 @@ let package = Package(
             path: "Tests/NotifierTests",
             exclude: ["webhook_receiver.py", "apns_receiver.py", "receiver_support.py"]
         ),
-        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
+        .testTarget(name: "HTTPClientTests", dependencies: ["HTTPClient", "Bus", "Threads", "Wire", "TestSupport"], path: "Tests/HTTPClientTests", exclude: ["http_server.py"]),
         .testTarget(
             name: "AIGatewayTests",
             dependencies: [
-                "AIGatewayCore", "StoreCore", "Bus", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport",
+                "AIGatewayCore", "StoreCore", "Bus", "Threads", "Wire", "Contracts", "HTTPClient", "ServiceKit", "Storage", "BrokerCore", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/AIGatewayTests",
@@ -241,24 +247,24 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport",
+            dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/StoreTests"
         ),
-        .testTarget(name: "SystemTests", dependencies: ["Bus", "Contracts", "TestSupport"], path: "Tests/SystemTests"),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
+        .testTarget(name: "SystemTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/SystemTests"),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",
-            dependencies: ["TimerTickerCore", "Contracts", "Bus", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+            dependencies: ["TimerTickerCore", "Contracts", "Bus", "Threads", "Wire", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
                            .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/TimerTickerTests"
         ),
         .testTarget(
             name: "SchedulerTests",
             dependencies: [
-                "SchedulerCore", "StoreCore", "Bus", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
+                "SchedulerCore", "StoreCore", "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "BrokerCore", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -268,7 +274,7 @@ let package = Package(
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
+                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
                 "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/IngestTests",

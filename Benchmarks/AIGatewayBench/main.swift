@@ -5,6 +5,7 @@ import Contracts
 import Foundation
 import Logging
 import ServiceKit
+import Wire
 
 // Prints `name value unit` lines for scripts/bench-ai: the local provider on 100 KB of notes,
 // intent parsing with and without the cache, and the gateway's overhead through the bus.

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Wire
 
 // bus-bench: the Swift side of scripts/bench-bus. Each mode is one process of the measured
 // topology (client, worker, publisher, subscriber); results are `name value unit` lines.

@@ -12,6 +12,7 @@ import Bus
 import Contracts
 import Foundation
 import Logging
+import Wire
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let logger = Logger(label: "ingest-bench") { _ in SwiftLogNoOpLogHandler() }

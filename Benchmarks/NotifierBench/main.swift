@@ -4,7 +4,9 @@ import Foundation
 import GRDB
 import HTTPClient
 import Logging
+import ServiceKit
 import Storage
+import Wire
 
 // Drives a running notifier (started by scripts/bench-notifier) through the bus, as the store
 // would: a durable producer whose `ingest.failed` events the notifier turns into webhook
@@ -30,9 +32,9 @@ let directory = FileManager.default.temporaryDirectory.appending(path: "notifier
 var migrator = DatabaseMigrator()
 Outbox.registerMigrations(&migrator)
 let database = try ServiceDatabase.open(at: directory.appending(path: "store.sqlite"), migrator: migrator, logger: logger)
-let outbox = try Outbox(source: "store", database: database, bus: bus, logger: logger)
+let outbox = try Outbox(source: "store", database: database, publisher: bus, logger: logger)
 let host = ServiceHost(bus: bus, service: "store", logger: logger)
-outbox.registerReplay(on: host)
+host.serveReplay(from: outbox)
 let hostTask = Task { try await host.run() }
 let outboxTask = Task { try await outbox.run() }
 

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import SchedulerCore
+import Wire
 
 // The scheduler's benchmark client (run by scripts/bench-scheduler against a broker and a
 // scheduler started from release builds). Prints `name value unit` lines on stdout; progress

@@ -12,6 +12,7 @@ import Logging
 import ServiceKit
 import ServiceLifecycle
 import StoreCore
+import Wire
 
 /// A deterministic generator (SplitMix64), so every run indexes the same text.
 struct SeededRandom: RandomNumberGenerator {

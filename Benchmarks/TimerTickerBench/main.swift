@@ -7,6 +7,7 @@ import Logging
 import Storage
 import Synchronization
 import TimerTickerCore
+import Wire
 
 // Prints `name value unit` lines for scripts/bench-timers:
 //   in the engine (manual clock): schedule_ns_p99, cancel_ns_p99, tick_us_p99 with 1,000,000 timers

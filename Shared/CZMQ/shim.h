@@ -5,7 +5,6 @@
 #include <sys/eventfd.h>
 #include <signal.h>
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 #include <stdint.h>
 
@@ -30,11 +29,6 @@ static inline void studybus_block_all_signals(void) {
     sigset_t all;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
-}
-
-// Names the calling thread as top, perf and /proc show it (Linux keeps the first 15 bytes).
-static inline void studybus_set_thread_name(const char *name) {
-    prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
 #endif

@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 /// The `ai-gateway` service: one interface to language models (summaries, keywords, flashcards,
 /// the tutor, encouragement, voice-command intents, transcription) with a local provider that

@@ -1,4 +1,4 @@
-import Bus
+import Wire
 
 // The contracts module is the project's `.proto`: every service declares its methods and events
 // once, typed, in a file of its own here (`Store.swift`, `Scheduler.swift`, …) as a

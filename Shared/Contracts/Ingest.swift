@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // ingest: the stateless, scaled-out workers that turn an uploaded file into text, chunks, a
 // summary, keywords and flashcards, and write the result to the store (docs/services/ingest.md).

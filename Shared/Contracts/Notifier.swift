@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 /// The notifier's methods: what callers use to send notifications, read the inbox, manage
 /// channels and preferences, and see deliveries.

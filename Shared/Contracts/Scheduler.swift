@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // The scheduler decides *when* things are due: spaced-repetition review state per flashcard,
 // habit systems with their tasks and check-ins, performance tests, study plans, and users'

@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // Payloads of the store's durable events (written to its outbox in the transaction of the
 // change; replayable with `_events.replay`). `created`/`updated` events carry the record itself.

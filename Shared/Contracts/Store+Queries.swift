@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // Search, export and multi-device sync.
 

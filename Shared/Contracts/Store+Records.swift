@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // The records the store owns (docs/services/store.md). Every record carries `id`, `userId`,
 // `createdAt` and `updatedAt`; references to other records are ids of the same user's records.

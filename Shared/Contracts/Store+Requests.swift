@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // Requests of the store's CRUD methods. Conventions (docs/services/store.md):
 // - `…Create`: the fields of a new record. `id` is optional: the store makes one, or takes the

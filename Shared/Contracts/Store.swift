@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 /// The store service: the system of record for study content (docs/services/store.md).
 ///

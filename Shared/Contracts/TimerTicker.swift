@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 // timer-ticker: labelled countdown timers (the QuickLabelTimer app) and their presets. It fires
 // `timer.completed` at each timer's end: on time, once per run, across restarts.

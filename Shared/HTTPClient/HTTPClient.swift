@@ -1,8 +1,9 @@
-import Bus
 import CCurl
 import Foundation
 import Logging
 import Synchronization
+import Threads
+import Wire
 
 /// Outgoing HTTP over libcurl: one thread drives a `curl_multi` handle for every exchange of the
 /// process (HTTP/1.1 and HTTP/2, connections reused and multiplexed); callers await a whole

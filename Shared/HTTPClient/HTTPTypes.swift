@@ -1,5 +1,5 @@
-import Bus
 import Foundation
+import Wire
 
 /// An outgoing HTTP request.
 public struct HTTPRequest: Sendable {

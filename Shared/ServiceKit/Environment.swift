@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Wire
 
 /// Typed reads of configuration from environment variables, with errors that name the variable.
 public struct Environment: Sendable {

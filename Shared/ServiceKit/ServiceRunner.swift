@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import Wire
 
 /// What a service's `main` gets to build its services from.
 public struct ServiceContext: Sendable {

@@ -2,6 +2,7 @@ import Bus
 import Foundation
 import Logging
 import Synchronization
+import Wire
 
 /// One line per log event on standard output, as logfmt (`LOG_FORMAT=text`, the default) or
 /// JSON (`LOG_FORMAT=json`):

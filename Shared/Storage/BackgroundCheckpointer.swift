@@ -1,8 +1,9 @@
-import Bus
 import Foundation
 import GRDB
 import Logging
 import Synchronization
+import Threads
+import Wire
 
 /// Copies a database's write-ahead log back into the database file from a thread and a
 /// connection of its own, so that the writer does not stop to do it.

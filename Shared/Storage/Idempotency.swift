@@ -1,6 +1,6 @@
-import Bus
 import Foundation
 import GRDB
+import Wire
 
 /// Makes a write idempotent under the request header's `idem` key (wire protocol §2.3): the
 /// first call with a key runs and its response is stored in the same transaction; a repeat

@@ -1,9 +1,9 @@
-import Bus
 import Foundation
 import GRDB
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Wire
 
 /// The durable event stream of a service that owns data (wire protocol §3).
 ///
@@ -11,8 +11,8 @@ import Synchronization
 /// inserts the event into the outbox table of the same database, numbered by `seq` (1, 2, 3, …
 /// with no gaps: SQLite `AUTOINCREMENT` rolls back with the transaction). After commit the
 /// outbox publishes it; if the process dies first, it is published on the next start. Any
-/// subscriber can fill a gap or catch up with `_events.replay`, which ``registerReplay(on:)``
-/// answers from the table.
+/// subscriber can fill a gap or catch up with `_events.replay`, which ``replay(_:)`` answers
+/// from the table.
 ///
 /// The stream's `instance` is a name stored in the database at its creation, so `seq` keeps
 /// counting across restarts and a subscriber's cursor stays valid.
@@ -21,7 +21,7 @@ public final class Outbox: Service, Sendable {
     /// The stream's stable instance name, `<source>-<id of this database>`.
     public let instance: String
     private let database: ServiceDatabase
-    private let bus: Bus
+    private let publisher: any EventPublisher
     private let logger: Logger
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
@@ -54,10 +54,10 @@ public final class Outbox: Service, Sendable {
 
     /// - Parameters:
     ///   - retention: how long published events stay replayable (`OUTBOX_RETENTION_DAYS`).
-    public init(source: String, database: ServiceDatabase, bus: Bus, retention: Duration = .seconds(30 * 86_400), logger: Logger) throws(BusError) {
+    public init(source: String, database: ServiceDatabase, publisher: any EventPublisher, retention: Duration = .seconds(30 * 86_400), logger: Logger) throws(BusError) {
         self.source = source
         self.database = database
-        self.bus = bus
+        self.publisher = publisher
         self.logger = logger
         self.retention = retention
         (wakeups, wake) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
@@ -136,7 +136,7 @@ public final class Outbox: Service, Sendable {
                 }
                 guard let last = events.last else { return }
                 for row in events {
-                    try bus.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
+                    try publisher.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
                 }
                 cursor.published = last.seq
             }
@@ -164,23 +164,23 @@ public final class Outbox: Service, Sendable {
     /// The most events one `_events.replay` answer carries (and the default).
     public static let replayLimit = 1000
 
-    /// Answers `_events.replay` on `host`: the stored events after a `seq` (at most 1000 per call).
-    public func registerReplay(on host: ServiceHost) {
-        let database = self.database, source = self.source, instance = self.instance
-        host.handle(Reserved.eventsReplay(host.service)) { request, _ in
-            guard request.after >= 0 else { throw BusError.invalidArgument("field 'after' must be 0 or more") }
-            let limit = request.limit ?? Self.replayLimit
-            guard (1...Self.replayLimit).contains(limit) else {
-                throw BusError.invalidArgument("field 'limit' must be between 1 and \(Self.replayLimit), got \(limit)")
+    /// The answer to `_events.replay`: the stored events after `request.after` (at most
+    /// ``replayLimit``).
+    /// - Throws: `INVALID_ARGUMENT` for a negative `after` or a limit out of range.
+    public func replay(_ request: ReplayRequest) async throws -> ReplayResponse {
+        guard request.after >= 0 else { throw BusError.invalidArgument("field 'after' must be 0 or more") }
+        let limit = request.limit ?? Self.replayLimit
+        guard (1...Self.replayLimit).contains(limit) else {
+            throw BusError.invalidArgument("field 'limit' must be between 1 and \(Self.replayLimit), got \(limit)")
+        }
+        let source = self.source, instance = self.instance
+        return try await database.pool.read { db in
+            let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [request.after, limit])
+            let lastSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0
+            let events = try rows.map { row in
+                StoredEvent(topic: row.topic, header: row.header(source: source, instance: instance), payload: try JSONValue.parse(row.payload))
             }
-            return try await database.pool.read { db in
-                let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [request.after, limit])
-                let lastSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0
-                let events = try rows.map { row in
-                    StoredEvent(topic: row.topic, header: row.header(source: source, instance: instance), payload: try JSONValue.parse(row.payload))
-                }
-                return ReplayResponse(events: events, lastSeq: lastSeq, instance: instance)
-            }
+            return ReplayResponse(events: events, lastSeq: lastSeq, instance: instance)
         }
     }
 

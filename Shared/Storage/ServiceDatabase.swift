@@ -1,8 +1,8 @@
-import Bus
 import Foundation
 import GRDB
 import Logging
 import Synchronization
+import Wire
 
 /// A service's own SQLite file: WAL mode, foreign keys on, a busy timeout, and its migrations
 /// applied at open. One per file per process (GRDB's rule); pass it around, never open twice.

@@ -103,8 +103,3 @@ public struct EventFD: Sendable {
 public func blockAllSignalsOnCurrentThread() {
     studybus_block_all_signals()
 }
-
-/// Names the calling thread as `top -H`, `perf` and `/proc` show it (the first 15 bytes).
-public func nameCurrentThread(_ name: String) {
-    studybus_set_thread_name(name)
-}

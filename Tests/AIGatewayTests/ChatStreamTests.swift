@@ -4,6 +4,7 @@ import Contracts
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("The tutor streaming through remote providers: SSE, resets, fallbacks, caching and cancellation", .serialized)
 struct ChatStreamTests {

@@ -6,6 +6,7 @@ import Foundation
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 @Suite("ai-gateway configuration from the environment, and the binary end to end")
 struct ConfigurationTests {

@@ -4,6 +4,7 @@ import Contracts
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("ai-gateway over the bus with the local provider (the default)", .serialized)
 struct GatewayBusTests {

@@ -9,6 +9,7 @@ import ServiceKit
 import Storage
 import TestSupport
 import Testing
+import Wire
 
 /// The mock provider (mock_provider.py) and the means to script it.
 final class MockProvider: Sendable {

@@ -3,6 +3,7 @@ import Bus
 import Contracts
 import Foundation
 import Testing
+import Wire
 
 @Suite("Voice-command intents: patterns, matching, candidates and the LRU cache")
 struct IntentTests {

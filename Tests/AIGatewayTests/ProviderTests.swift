@@ -5,6 +5,7 @@ import Foundation
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Remote providers against a mock speaking the OpenAI and Gemini wire formats", .serialized)
 struct ProviderTests {

@@ -4,6 +4,7 @@ import Contracts
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Stored tutor conversations through a remote provider: history in the prompt, cancellation, failures to store", .serialized)
 struct TutorConversationTests {

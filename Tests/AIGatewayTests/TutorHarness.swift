@@ -7,6 +7,7 @@ import ServiceLifecycle
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 /// The real store service on a gateway world's broker: its own bus and a SQLite file in a
 /// temporary folder, on the system clock (messages list by creation time).

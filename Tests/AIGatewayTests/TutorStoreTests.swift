@@ -5,6 +5,7 @@ import Contracts
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("The tutor flow with the real store and the local provider: context from store, conversations stored", .serialized)
 struct TutorStoreTests {

@@ -3,6 +3,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Broker routing and the replies it gives itself (wire protocol §2.5)")
 struct BrokerRoutingTests {

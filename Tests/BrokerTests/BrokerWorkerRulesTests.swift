@@ -3,6 +3,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 /// What the broker does with workers that break the rules of 7/MDP and of our extensions.
 @Suite("Broker rules for workers: heartbeats, READY, REPLY, limits")

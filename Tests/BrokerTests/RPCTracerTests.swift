@@ -2,6 +2,7 @@
 import Bus
 import Foundation
 import Testing
+import Wire
 
 @Suite("When the broker traces calls")
 struct RPCTracerTests {

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import TestSupport
+import Wire
 import ZMQ
 
 /// A client or worker speaking raw frames to the broker, for tests that need exact control of

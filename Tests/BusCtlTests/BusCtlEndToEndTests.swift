@@ -3,6 +3,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("busctl end to end: the real binary against a real broker and service")
 struct BusCtlEndToEndTests {

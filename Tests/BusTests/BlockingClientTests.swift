@@ -2,6 +2,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Blocking client through a real broker")
 struct BlockingClientTests {

@@ -3,6 +3,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Calls through a real broker")
 struct BusCallTests {

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Interoperability with a client and worker written in Python against the spec")
 struct InteropTests {

@@ -1,6 +1,7 @@
 @testable import Bus
 import Foundation
 import Testing
+@testable import Wire
 
 /// The byte-level header writer must produce exactly what the general JSON writer does.
 @Suite("Header writer")

@@ -1,6 +1,7 @@
 @testable import Bus
 import Foundation
 import Testing
+@testable import Wire
 
 /// The payload decoder may only ever give Foundation's answer: when it decodes a document it
 /// must produce the value Foundation's decoder produces, and when Foundation's fails it must

@@ -1,6 +1,7 @@
 @testable import Bus
 import Foundation
 import Testing
+@testable import Wire
 
 /// The payload encoder must write what Foundation's encoder (configured as `WireCoding.encoder()`)
 /// writes, and hand values it cannot stream back to Foundation.

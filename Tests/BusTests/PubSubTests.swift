@@ -3,6 +3,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 /// A publisher bus and a subscriber bus on one broker, with the subscription known to be live.
 struct PubSubWorld {

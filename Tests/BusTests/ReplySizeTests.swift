@@ -3,6 +3,7 @@ import Bus
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 struct FillerRequest: Codable, Sendable {
     var bytes: Int

@@ -5,6 +5,7 @@ import Logging
 import ServiceLifecycle
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Reconnecting and draining")
 struct ResilienceTests {

@@ -3,6 +3,7 @@ import Foundation
 import Synchronization
 import TestSupport
 import Testing
+@testable import Wire
 
 /// The hand-off between the I/O thread and a subscription's iterator, driven directly.
 @Suite("Subscription buffer")

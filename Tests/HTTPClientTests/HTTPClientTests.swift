@@ -3,6 +3,7 @@ import Foundation
 import HTTPClient
 import TestSupport
 import Testing
+import Wire
 
 @Suite("HTTP client over libcurl, against a real local server", .serialized)
 struct HTTPClientTests {

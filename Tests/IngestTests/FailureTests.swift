@@ -7,6 +7,7 @@ import Storage
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 /// Files ingest refuses before storing anything (INVALID_ARGUMENT), and files that fail while
 /// being processed: then the material ends `failed` with a reason, `ingest.failed` is published

@@ -4,6 +4,7 @@ import Foundation
 @testable import IngestCore
 import TestSupport
 import Testing
+import Wire
 
 /// Every format, submitted through the bus, processed by ingest with the real ai-gateway (local
 /// provider) and stored by the real store.

@@ -11,6 +11,7 @@ import StoreCore
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 /// The committed fixture files (Fixtures/make_fixtures.py writes them).
 enum Fixture {

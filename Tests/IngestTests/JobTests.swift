@@ -5,6 +5,7 @@ import IngestCore
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 /// How jobs run: waiting or not, progress, duplicates, retries, the queue, lost workers.
 @Suite("Jobs: waiting, progress, duplicates, retry, lost workers", .serialized)

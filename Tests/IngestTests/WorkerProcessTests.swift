@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import TestSupport
 import Testing
+import Wire
 
 /// The real `ingest` binary, next to the test bundle in the build folder.
 struct IngestProcess {

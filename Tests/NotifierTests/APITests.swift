@@ -4,6 +4,7 @@ import Foundation
 import NotifierCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Methods: validation, scoping, inbox paging, channels without secrets", .serialized)
 struct APITests {

@@ -5,6 +5,7 @@ import NotifierCore
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Channels: webhook, ntfy, APNs over real local receivers", .serialized)
 struct ChannelTests {

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import TestSupport
 import Testing
+import Wire
 
 @Suite("The notifier binary: kill -9 during a burst", .serialized)
 struct CrashTests {

@@ -7,6 +7,7 @@ import ServiceKit
 import Storage
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Events: timer alarms, reminders, materials, quiet hours, catch-up", .serialized)
 struct EventTests {

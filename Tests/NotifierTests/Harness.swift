@@ -13,6 +13,7 @@ import Storage
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 // What the notifier's tests share: a real broker, the notifier running in-process on its own
 // SQLite file, stand-in producers with real outboxes (timer-ticker, scheduler, store), and the
@@ -41,9 +42,9 @@ final class FakeProducer: Sendable {
         var migrator = DatabaseMigrator()
         Outbox.registerMigrations(&migrator)
         database = try ServiceDatabase.open(at: directory.appending(path: "\(service).sqlite"), migrator: migrator, logger: testLogger(service))
-        outbox = try Outbox(source: service, database: database, bus: bus, logger: testLogger(service))
+        outbox = try Outbox(source: service, database: database, publisher: bus, logger: testLogger(service))
         let host = ServiceHost(bus: bus, service: service, logger: testLogger(service))
-        outbox.registerReplay(on: host)
+        host.serveReplay(from: outbox)
         tasks = [Task { [host] in try await host.run() }, Task { [outbox] in try await outbox.run() }]
     }
 

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 @testable import NotifierCore
 import Testing
+import Wire
 
 @Suite("Signing, quiet hours, retry policy, APNs reasons")
 struct UnitTests {

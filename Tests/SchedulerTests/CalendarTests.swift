@@ -2,6 +2,7 @@ import Bus
 import Foundation
 @testable import SchedulerCore
 import Testing
+import Wire
 
 @Suite("Local dates, times and time zones")
 struct CalendarTests {

@@ -6,6 +6,7 @@ import GRDB
 import Storage
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Due index")
 struct DueIndexTests {

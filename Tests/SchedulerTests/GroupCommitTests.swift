@@ -5,6 +5,7 @@ import GRDB
 import Storage
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Group commit")
 struct GroupCommitTests {

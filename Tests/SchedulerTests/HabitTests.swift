@@ -5,6 +5,7 @@ import SchedulerCore
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 /// A system with one task, created on the world's current day.
 func makeTask(_ world: SchedulerWorld, frequency: HabitFrequency, reminderTime: String? = nil, cue: String? = nil) async throws -> HabitTask {

@@ -8,6 +8,7 @@ import ServiceLifecycle
 import Storage
 import TestSupport
 import Testing
+import Wire
 
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "scheduler-\(UUID().uuidString)")

@@ -5,6 +5,7 @@ import SchedulerCore
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 /// What Reference/parse_ics.py reports of a calendar parsed by the `icalendar` package.
 struct ParsedCalendar: Decodable {

@@ -5,6 +5,7 @@ import SchedulerCore
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 extension SchedulerWorld {
     /// Every event the scheduler stored, through `_events.replay`.

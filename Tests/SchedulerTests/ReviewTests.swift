@@ -5,6 +5,7 @@ import SchedulerCore
 import ServiceKit
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Reviews through the bus")
 struct ReviewTests {

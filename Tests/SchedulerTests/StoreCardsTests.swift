@@ -10,6 +10,7 @@ import Storage
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 /// The real store service on its own bus and SQLite file, beside the scheduler world.
 struct RunningStore {

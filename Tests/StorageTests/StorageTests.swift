@@ -2,10 +2,12 @@ import BrokerCore
 import Bus
 import Foundation
 import GRDB
+import ServiceKit
 import Storage
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 struct NoteAdded: Codable, Sendable, Equatable {
     var n: Int
@@ -32,13 +34,13 @@ struct Producer {
         migrator.registerMigration("notes.v1") { db in try db.execute(sql: "CREATE TABLE note (n INTEGER PRIMARY KEY)") }
         Outbox.registerMigrations(&migrator)
         let database = try ServiceDatabase.open(at: directory.appending(path: "notes.sqlite"), migrator: migrator, logger: testLogger("notes"))
-        return (database, try Outbox(source: "notes", database: database, bus: bus, logger: testLogger("notes")))
+        return (database, try Outbox(source: "notes", database: database, publisher: bus, logger: testLogger("notes")))
     }
 
     static func start(at directory: URL, bus: Bus) throws -> Producer {
         let (database, outbox) = try open(at: directory, bus: bus)
         let host = ServiceHost(bus: bus, service: "notes", logger: testLogger("notes"))
-        outbox.registerReplay(on: host)
+        host.serveReplay(from: outbox)
         return Producer(database: database, outbox: outbox, host: host, tasks: [Task { try await host.run() }, Task { try await outbox.run() }])
     }
 

@@ -7,6 +7,7 @@ import StoreCore
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Backups of the running store: _backup and busctl backup")
 struct BackupTests {

@@ -6,6 +6,7 @@ import GRDB
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 /// The real `store` executable as a child process. (Spawned by ChildProcess: Foundation's
 /// `Process.run()` crashed now and then while other tests spawned processes at the same time.)

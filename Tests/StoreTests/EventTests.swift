@@ -5,6 +5,7 @@ import Storage
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Events and description")
 struct EventTests {

@@ -9,6 +9,7 @@ import Storage
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "studybus-store-\(UUID().uuidString)")

@@ -6,6 +6,7 @@ import ServiceKit
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Ingest's methods: uploads, materials.put, failures and the sweep")
 struct IngestTests {

@@ -4,6 +4,7 @@ import Foundation
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Cross-user isolation")
 struct IsolationTests {

@@ -5,6 +5,7 @@ import ServiceKit
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("The other kinds' methods")
 struct KindTests {

@@ -6,6 +6,7 @@ import Storage
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Migrations")
 struct MigrationTests {

@@ -5,6 +5,7 @@ import ServiceKit
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Records: create, get, update, delete and list through the bus")
 struct RecordTests {

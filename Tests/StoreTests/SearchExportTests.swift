@@ -5,6 +5,7 @@ import ServiceKit
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Search and export")
 struct SearchExportTests {

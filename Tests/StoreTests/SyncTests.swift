@@ -5,6 +5,7 @@ import ServiceKit
 import StoreCore
 import TestSupport
 import Testing
+import Wire
 
 @Suite("Multi-device sync: last write wins, tombstones, cursors")
 struct SyncTests {

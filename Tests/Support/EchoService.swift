@@ -2,6 +2,7 @@ import BrokerCore
 import Bus
 import Foundation
 import Synchronization
+import Wire
 
 // "echo": a small service for testing the bus itself — echoes text, user, attachment size and
 // header fields, throws the error asked for, and publishes `echo.echoed`.

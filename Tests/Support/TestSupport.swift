@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
+import Wire
 
 // What every test of a bus service needs: a real broker on ephemeral loopback ports, bus
 // configurations pointing at it, waiting on a condition with a deadline, collecting events.

@@ -1,6 +1,8 @@
 import Bus
 import Foundation
 import Synchronization
+import Threads
+import Wire
 import ZMQ
 
 /// A serial executor that runs its jobs on one dedicated thread.

@@ -4,6 +4,7 @@ import Glibc
 import Synchronization
 import TestSupport
 import Testing
+import Wire
 
 /// The whole system as local processes, started by `scripts/dev up` with the built binaries, on
 /// free ports, with its own data folder — the topology users run, driven through the bus.

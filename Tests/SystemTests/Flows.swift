@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 /// The cross-service flows of docs/flows.md, each driven through the bus of a running system and
 /// asserted on what the services answer. Each flow uses its own user, so flows can share one

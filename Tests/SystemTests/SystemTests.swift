@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import TestSupport
 import Testing
+import Wire
 
 /// End-to-end: the real binaries started by `scripts/dev`, as users run them. Each test owns a
 /// whole system (own ports and data folder); within a test, flows run concurrently. The tests

@@ -2,10 +2,11 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
-import Glibc
 import GRDB
+import Glibc
 import TestSupport
 import Testing
+import Wire
 
 /// The real `timer-ticker` binary, next to the test bundle in the build folder.
 struct TickerProcess {

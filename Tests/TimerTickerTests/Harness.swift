@@ -9,6 +9,7 @@ import Storage
 import TestSupport
 import Testing
 import TimerTickerCore
+import Wire
 
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "timer-ticker-\(UUID().uuidString)")

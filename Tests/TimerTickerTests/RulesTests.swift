@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import Testing
 import TimerTickerCore
+import Wire
 
 @Suite("Timer rules: status machine, labels, durations, old records")
 struct RulesTests {

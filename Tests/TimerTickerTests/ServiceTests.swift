@@ -7,6 +7,7 @@ import Storage
 import TestSupport
 import Testing
 import TimerTickerCore
+import Wire
 
 @Suite("timer-ticker over the bus")
 struct ServiceTests {

@@ -2,6 +2,8 @@ import Bus
 import Foundation
 import Logging
 import Synchronization
+import Threads
+import Wire
 import ZMQ
 
 /// The StudyBus broker: 7/MDP request routing with credit, the XSUB/XPUB event proxy, and

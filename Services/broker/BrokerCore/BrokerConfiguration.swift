@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Wire
 
 /// How the broker binds and behaves. ``fromEnvironment(_:)`` reads `BUS_RPC_BIND`,
 /// `BUS_PUB_BIND`, `BUS_SUB_BIND` and the `BROKER_*` variables.

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Wire
 import ZMQ
 
 /// What a trace needs to know about the request being answered.

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Wire
 import ZMQ
 
 /// The broker's state and its single synchronous poll loop. Lives on the broker thread only.

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Wire
 
 /// Produces `bus.rpc` events, but only while some subscriber asked for them: a non-empty prefix
 /// of `bus.rpc` (`bus.rpc`, `bus.`, `b`). A subscription to everything (`""`) does not count, so

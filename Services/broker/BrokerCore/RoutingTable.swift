@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Wire
 import ZMQ
 
 /// A FIFO that is cheap at both ends (requests waiting for a worker).

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceKit
 import ServiceLifecycle
+import Wire
 
 // broker: binds BUS_RPC_BIND / BUS_PUB_BIND / BUS_SUB_BIND and routes until SIGTERM or SIGINT.
 

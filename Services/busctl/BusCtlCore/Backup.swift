@@ -3,6 +3,7 @@ import Bus
 import Crypto
 import Foundation
 import Glibc
+import Wire
 
 extension BusCtl {
     struct Backup: AsyncParsableCommand {

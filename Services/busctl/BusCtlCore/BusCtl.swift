@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bus
 import Foundation
+import Wire
 
 /// `busctl`: call methods, tail events and calls, and check services on a StudyBus.
 public struct BusCtl: AsyncParsableCommand {

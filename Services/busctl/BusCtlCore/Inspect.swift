@@ -2,6 +2,7 @@ import ArgumentParser
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 extension BusCtl {
     struct Services: AsyncParsableCommand {

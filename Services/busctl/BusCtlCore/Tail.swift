@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bus
 import Foundation
+import Wire
 
 extension BusCtl {
     struct Tail: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import ServiceKit
+import Wire
 
 /// How chunks are cut (docs/services/ingest.md, "Chunking").
 public struct ChunkingSettings: Sendable, Equatable {

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceKit
 import ServiceLifecycle
+import Wire
 
 /// The ingest service: `ingest.submit`, `ingest.retry` and `ingest.formats` on the bus, the jobs
 /// they start, and the sweep for materials whose worker was lost. Stateless: any number of

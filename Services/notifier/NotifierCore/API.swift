@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import ServiceKit
 import Storage
+import Wire
 
 /// The notifier's methods on the bus. Every one is scoped by the caller's user; another user's
 /// record is NOT_FOUND.

@@ -3,6 +3,7 @@ import Contracts
 import Crypto
 import Foundation
 import HTTPClient
+import Wire
 
 /// Delivers to iOS devices through APNs: HTTP/2 POST `/3/device/<token>` with a provider token,
 /// the `apns-*` headers, and Apple's reasons mapped to retry / drop / remove token / refresh.

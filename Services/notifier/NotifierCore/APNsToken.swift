@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import ServiceKit
 import Synchronization
+import Wire
 
 /// APNs provider tokens: a JWT `{"alg":"ES256","kid":keyID}.{"iss":teamID,"iat":now}` signed
 /// with the team's P-256 key. One token is reused until it is `refreshAfter` old (Apple rejects

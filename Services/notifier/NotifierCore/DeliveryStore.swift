@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// The dispatcher's SQL: releasing due notifications into deliveries, claiming deliveries to
 /// send, and recording how attempts ended. Each function runs inside one write transaction.

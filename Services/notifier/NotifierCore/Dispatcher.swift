@@ -7,6 +7,7 @@ import ServiceKit
 import ServiceLifecycle
 import Storage
 import Synchronization
+import Wire
 
 /// Moves notifications through their lives: releases due ones (respecting quiet hours),
 /// claims pending deliveries, sends them concurrently, and records the outcomes — all state in

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 // The events notifier consumes, decoded with their producers' typed topics.
 

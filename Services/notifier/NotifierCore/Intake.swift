@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import ServiceKit
+import Wire
 
 /// Turns one consumed event into notification rows, inside the durable consumer's transaction
 /// (so the cursor moves exactly when the notifications exist).

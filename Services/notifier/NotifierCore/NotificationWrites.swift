@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// A notification about to be stored.
 struct NewNotification {

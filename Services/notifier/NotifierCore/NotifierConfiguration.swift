@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import ServiceKit
+import Wire
 
 /// The notifier's settings, read from `NOTIFIER_*` environment variables (docs/services/notifier.md).
 public struct NotifierConfiguration: Sendable {

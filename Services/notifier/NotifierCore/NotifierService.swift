@@ -6,6 +6,7 @@ import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage
+import Wire
 
 /// The whole notifier: its database, the consumer of other services' events, the dispatcher
 /// and the bus methods. Run ``services`` in a `ServiceGroup` (ServiceRunner does).
@@ -48,7 +49,7 @@ public final class NotifierService: Sendable {
             catchUpInterval: configuration.catchUpInterval, logger: logger, afterCommit: { dispatcher.wake() }
         ) { event, db in try intake.apply(event, db) }
         host = ServiceHost(bus: bus, contract: Notifier, credit: 64, logger: logger)
-        database.registerBackup(on: host)
+        host.serveBackup(of: database)
         API(database: database, clock: clock, apnsConfigured: configuration.apns != nil, wake: { dispatcher.wake() }).register(on: host)
     }
 

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import HTTPClient
+import Wire
 
 /// Publishes to ntfy topics with ntfy's JSON publishing: a POST to the server's root URL with
 /// `topic`, `message`, `title`, `priority` (1–5), `tags` and `click`.

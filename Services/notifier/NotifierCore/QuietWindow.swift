@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// A user's daily quiet window in their time zone, as minutes after local midnight.
 ///

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 // Reading rows into the contract's records. Every SELECT that feeds these uses `*` from its table.
 

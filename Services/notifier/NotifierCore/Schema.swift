@@ -1,4 +1,5 @@
 import GRDB
+import ServiceKit
 import Storage
 
 /// The notifier's tables. Times are Unix milliseconds; migrations are never edited once released.

@@ -1,6 +1,7 @@
 import Bus
 import Crypto
 import Foundation
+import Wire
 
 /// Signing per the Standard Webhooks specification: `webhook-signature` is `v1,` + base64 of
 /// HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}` with the endpoint's secret, which

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import HTTPClient
+import Wire
 
 /// The JSON body of a webhook delivery, per the Standard Webhooks payload structure.
 public struct WebhookPayload: Codable, Sendable, Equatable {

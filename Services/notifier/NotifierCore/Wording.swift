@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Wire
 
 /// What the notifications say. The apps' rule (Numu, CardGenie): encouraging, never guilt —
 /// no "you missed", no "you failed"; a reminder is an invitation.

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import Logging
+import ServiceKit
 import Storage
 
 /// The scheduler's own SQLite file: review state and log, habits, tests, plans, settings,

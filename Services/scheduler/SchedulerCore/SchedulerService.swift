@@ -6,6 +6,7 @@ import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage
+import Wire
 
 /// The scheduler: its database, durable event stream, reminder loop, store consumer and the
 /// bus host serving the contract's methods.
@@ -43,12 +44,12 @@ public final class SchedulerService: Sendable {
         writer = GroupCommit(database: database, accumulators: [studyTally])
         self.clock = clock
         self.logger = logger
-        outbox = try Outbox(source: SchedulerContract.serviceName, database: database, bus: bus, logger: logger)
+        outbox = try Outbox(source: SchedulerContract.serviceName, database: database, publisher: bus, logger: logger)
         host = ServiceHost(bus: bus, contract: Scheduler, credit: credit, logger: logger)
         reminders = ReminderLoop(database: database, outbox: outbox, clock: clock, poll: reminderPoll, logger: logger)
         storeCards = StoreCards.consumer(bus: bus, database: database, clock: clock, catchUpInterval: catchUpInterval, logger: logger)
-        outbox.registerReplay(on: host)
-        database.registerBackup(on: host)
+        host.serveReplay(from: outbox)
+        host.serveBackup(of: database)
         registerSettings()
         registerReviews()
         registerPlans()

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// A user's settings as the scheduler uses them: the stored record plus its parsed zone.
 struct UserSettings: Sendable {

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Wire
 
 /// Checks of request fields; each failure is `INVALID_ARGUMENT` naming the field and the limit.
 enum Validate {

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 /// The writes of one transaction on behalf of one user. Every insert, update and delete of a
 /// record goes through here, so that each also (in the same transaction) records the change for

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// `export`: flashcards as JSON, CSV or Anki text; study sessions as JSON or CSV.
 enum Export {

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 extension Ingest {
     /// `materials.put`: the whole processing result in the caller's transaction — the material

@@ -5,6 +5,7 @@ import Foundation
 import GRDB
 import ServiceKit
 import Storage
+import Wire
 
 // The methods ingest builds on: uploads stored content-addressed, the status of processing
 // (pending -> processing -> ready | failed), the result written in one transaction, and the

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// The requests of list methods: a page size and where the previous page ended.
 protocol PagedRequest {

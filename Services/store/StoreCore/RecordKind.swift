@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// A create request: the new record's fields and, optionally, its id.
 protocol CreateRequest: Codable, Sendable {

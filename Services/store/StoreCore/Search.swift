@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 extension StoreService {
     func registerQueryMethods() {

@@ -4,6 +4,7 @@ import GRDB
 import Logging
 import ServiceLifecycle
 import Storage
+import Wire
 
 /// Keeps the FTS5 `search_index` up to date from `search_queue`, which triggers fill in the
 /// same transactions as the content changes.

@@ -6,6 +6,7 @@ import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage
+import Wire
 
 /// How the store is set up.
 public struct StoreConfiguration: Sendable {
@@ -64,13 +65,13 @@ public final class StoreService: Sendable {
         } catch {
             throw .failedPrecondition("cannot configure the database: \(error)")
         }
-        outbox = try Outbox(source: StoreContract.serviceName, database: database, bus: bus, retention: configuration.outboxRetention, logger: logger)
+        outbox = try Outbox(source: StoreContract.serviceName, database: database, publisher: bus, retention: configuration.outboxRetention, logger: logger)
         host = ServiceHost(bus: bus, contract: Store, credit: configuration.credit, logger: logger)
         indexer = SearchIndexer(database: database, logger: logger)
         clock = configuration.clock
         self.logger = logger
-        outbox.registerReplay(on: host)
-        database.registerBackup(on: host)
+        host.serveReplay(from: outbox)
+        host.serveBackup(of: database)
         registerRecordMethods()
         registerIngestMethods()
         registerQueryMethods()

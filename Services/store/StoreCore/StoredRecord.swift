@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// A record type of the contract as a row of one table: snake_case columns, Unix-millisecond
 /// times, arrays and dictionaries as JSON text; plus what the write path needs to know about it

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// The store's errors, as the status codes the contract promises.
 enum StoreError {

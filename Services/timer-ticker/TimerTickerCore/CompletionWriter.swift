@@ -6,6 +6,7 @@ import ServiceKit
 import ServiceLifecycle
 import Storage
 import Synchronization
+import Wire
 
 /// A due entry with the wall-clock time at which the engine fired it.
 struct FiredEntry: Sendable {

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 /// Records the end of a timer run and the deletion of discarded timers, each with its event in
 /// the same transaction. Both are guarded by the row's state (`status`, `run`), which makes them

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import ServiceKit
+import Wire
 
 /// Keeps the engine in step with the database: after a transaction that changed a timer
 /// commits, the timer's entry is scheduled, moved or cancelled to match the committed row.

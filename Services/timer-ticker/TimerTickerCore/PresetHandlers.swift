@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import ServiceKit
 import Storage
+import Wire
 
 /// The `presets.*` methods: favourites to start timers from, at most
 /// ``TimerLimits/maximumPresets`` per user, with the same field rules as timers.

@@ -4,6 +4,7 @@ import Foundation
 import GRDB
 import ServiceKit
 import Storage
+import Wire
 
 /// The `timers.*` methods. Each change is one write transaction: it reads the timer, records the
 /// end of its run first if that end has passed (so a request never acts on a run that is over),

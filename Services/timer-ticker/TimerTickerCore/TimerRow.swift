@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 /// A timer as stored: the wire record's fields with times in Unix milliseconds.
 struct TimerRow: FetchableRecord, Sendable {

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// The input rules of timers and presets (QuickLabelTimer's), each failure an INVALID_ARGUMENT
 /// naming the field and the limit.

@@ -6,6 +6,7 @@ import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage
+import Wire
 
 /// timer-ticker's settings, from the environment.
 public struct TimerTickerConfiguration: Sendable {
@@ -58,15 +59,15 @@ public final class TimerTickerServer: Sendable {
         let started = ContinuousClock.now
         let startedMs = wallClock.now().unixMilliseconds
         database = try ServiceDatabase.open(at: databaseURL, migrator: TimerSchema.migrator(), logger: logger)
-        outbox = try Outbox(source: TimerTickerContract.serviceName, database: database, bus: bus, logger: logger)
+        outbox = try Outbox(source: TimerTickerContract.serviceName, database: database, publisher: bus, logger: logger)
         let queue = FiredQueue(wallClock: wallClock)
         engine = TimerEngine(clock: engineClock) { due in queue.enqueue(due) }
         let sync = EngineSync(engine: engine, wallClock: wallClock)
         let recorder = CompletionRecorder(discardAfterMs: Int64(configuration.discardAfterSeconds) * 1000, startedMs: startedMs)
         writer = CompletionWriter(database: database, outbox: outbox, engine: engine, scheduler: sync, recorder: recorder, queue: queue, logger: logger)
         host = ServiceHost(bus: bus, contract: TimerTicker, credit: configuration.credit, logger: logger)
-        outbox.registerReplay(on: host)
-        database.registerBackup(on: host)
+        host.serveReplay(from: outbox)
+        host.serveBackup(of: database)
         TimerHandlers(
             database: database, outbox: outbox, sync: sync, recorder: recorder, wallClock: wallClock,
             maximumActiveTimers: configuration.maximumActiveTimers

@@ -6,6 +6,7 @@ import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage
+import Wire
 
 /// The `ai-gateway` service: its handlers on the bus, the providers behind them, the response
 /// cache, the usage ledger and the voice-command engine.
@@ -40,7 +41,7 @@ public final class AIGatewayService: Service, Sendable {
         dispatcher = Dispatcher(configuration: configuration, http: http, cache: cache, ledger: UsageLedger(database: database, clock: clock, logger: logger))
         intents = IntentEngine(cacheSize: configuration.intentCacheSize, store: IntentStore(database: database))
         host = ServiceHost(bus: bus, contract: AIGateway, credit: configuration.credit, logger: logger)
-        database.registerBackup(on: host)
+        host.serveBackup(of: database)
         registerHandlers()
     }
 

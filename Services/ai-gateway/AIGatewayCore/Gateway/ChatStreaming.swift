@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import HTTPClient
 import Synchronization
+import Wire
 
 /// The chat answers in progress, by request id, so `chat.cancel` can stop one.
 final class ChatRegistry: Sendable {

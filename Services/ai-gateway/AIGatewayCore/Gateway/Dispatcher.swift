@@ -3,6 +3,8 @@ import Contracts
 import Foundation
 import HTTPClient
 import Logging
+import Threads
+import Wire
 
 /// Who a provider call is for and until when.
 struct CallScope: Sendable {

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import ServiceKit
+import Wire
 
 /// The gateway's methods that go through a provider, each with its own fallback chain.
 public enum GatewayTask: String, CaseIterable, Sendable {

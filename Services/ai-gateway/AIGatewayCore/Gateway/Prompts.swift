@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// What each method asks a remote model, and how its answer is read back. An answer that does
 /// not have the promised shape throws `malformed`, so the next provider of the chain answers.

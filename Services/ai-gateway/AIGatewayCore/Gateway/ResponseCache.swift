@@ -5,6 +5,7 @@ import Logging
 import ServiceKit
 import Storage
 import Synchronization
+import Wire
 
 /// What a cached answer is keyed by: provider, model and prompt, as a 128-bit hash (the prompt,
 /// possibly megabytes of study text, is not kept).

@@ -6,6 +6,7 @@ import Logging
 import ServiceKit
 import Storage
 import Synchronization
+import Wire
 
 /// Requests, tokens, cache hits, errors and estimated cost per user, UTC day, provider and model.
 ///

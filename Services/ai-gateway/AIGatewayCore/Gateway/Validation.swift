@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// Request checks that name the field and the limit (`INVALID_ARGUMENT`).
 enum Validate {

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Synchronization
+import Wire
 
 /// MirrorBuddy's voice commands: built-in patterns plus each user's own, matched exactly (most
 /// literal words wins, a user's pattern before a built-in one), else ranked by how closely the

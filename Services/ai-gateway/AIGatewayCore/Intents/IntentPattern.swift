@@ -1,4 +1,5 @@
 import Bus
+import Wire
 
 /// Spoken or typed commands as words: lower case, curly apostrophes made plain, everything that
 /// is not a letter, a digit or an apostrophe inside a word treated as a space.

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 /// The users' own command patterns in the gateway's database.
 public final class IntentStore: Sendable {

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import HTTPClient
+import Wire
 
 /// Google's Gemini API: `POST {base}/models/{model}:generateContent` and
 /// `:streamGenerateContent?alt=sse` (events of whole `GenerateContentResponse` objects, often

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import HTTPClient
+import Wire
 
 /// Any server speaking OpenAI's API: chat completions (`POST {base}/chat/completions`, JSON or
 /// server-sent events ending in `data: [DONE]`) and Whisper-style transcription

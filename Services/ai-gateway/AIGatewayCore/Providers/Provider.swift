@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import HTTPClient
+import Wire
 
 /// What a remote model is asked: a system instruction and a conversation.
 struct Prompt: Codable, Sendable, Equatable {

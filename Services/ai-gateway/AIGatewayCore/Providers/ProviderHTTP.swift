@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import HTTPClient
+import Wire
 
 /// Reading provider answers.
 enum ProviderHTTP {

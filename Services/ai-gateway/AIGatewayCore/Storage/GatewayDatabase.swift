@@ -3,6 +3,7 @@ import Foundation
 import GRDB
 import Logging
 import Storage
+import Wire
 
 /// The gateway's own SQLite file (`ai-gateway.sqlite` in DATA_DIR): the response cache, the
 /// usage ledger and the users' own voice-command patterns.

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Logging
+import Wire
 
 /// One `chat` call's turn in a stored conversation: the request's new messages and the answer,
 /// and the ids they are stored under.

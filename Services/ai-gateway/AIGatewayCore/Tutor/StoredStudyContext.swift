@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 extension TutorStore {
     /// Of the study context's 256 KiB (``AIGatewayLimits/chatBytes``, counted as inline contexts

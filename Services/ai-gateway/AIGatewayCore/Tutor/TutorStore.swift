@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Logging
+import Wire
 
 /// The tutor's link to store, for a `chat` with `conversationId`, `materialId` or `setId`: it
 /// loads the conversation's history and the study context before the answer and appends the turn

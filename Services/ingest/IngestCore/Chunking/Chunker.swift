@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// One chunk of a document: a stretch of its text and where that came from.
 struct Chunk: Sendable, Equatable {

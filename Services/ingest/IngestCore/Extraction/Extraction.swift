@@ -1,6 +1,8 @@
 import Bus
 import Contracts
 import Foundation
+import Threads
+import Wire
 
 /// What extractors may need beyond the file: the external tools, a scratch folder, and
 /// transcription through ai-gateway (audio, also inside e-mails).

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// Which format a file is, and whether its bytes can be that format at all: the checks of
 /// `ingest.submit` made before anything is stored.

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// WAV, MP3, M4A: transcribed by ai-gateway's `transcribe` (a Whisper-compatible provider);
 /// each segment becomes a timed cue, so chunks carry start and end seconds.

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// ICS (iCalendar, RFC 5545; MirrorBuddy's calendar source): every to-do becomes a task (due at
 /// its DUE, done if COMPLETED), every event marked as studying (a category or a summary that

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import FoundationXML
+import Wire
 import ZIPFoundation
 
 /// DOCX: the paragraphs of `word/document.xml` in the zip, headings by their style (a style

@@ -1,6 +1,8 @@
 import Bus
 import Contracts
 import Foundation
+import Threads
+import Wire
 
 /// EML (an Internet message): the subject as title and heading, sender and date, the body
 /// (the plain-text alternative, else the HTML one without markup), then each attachment of a

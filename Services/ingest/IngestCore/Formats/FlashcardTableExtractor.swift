@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// CSV, TSV and Anki's plain-text export: rows of front, back and tags become flashcards
 /// (imported as they are, not generated), and each card's text a block of the document.

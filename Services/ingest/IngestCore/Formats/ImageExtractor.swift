@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// PNG and JPEG: text by OCR, with `tesseract` (Debian packages tesseract-ocr and
 /// tesseract-ocr-eng, plus tesseract-ocr-LANG for `INGEST_OCR_LANGUAGES`) as a subprocess.

@@ -1,5 +1,7 @@
 import Bus
 import Foundation
+import Threads
+import Wire
 
 /// PDF: the text of each page with its page number, by poppler's `pdftotext` (Debian package
 /// poppler-utils) as a subprocess. Pages end with a form feed in its output; a page's lines are

@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import Wire
 
 /// SRT and WebVTT transcripts: each cue becomes a timed block, so chunks carry the start of
 /// their first cue and the end of their last. Cue numbers, VTT headers, NOTE/STYLE/REGION

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// What ai-gateway made of a document.
 struct Enrichment: Sendable {

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Wire
 
 /// Runs jobs: at most `concurrency` at once (the rest wait in arrival order), each within its
 /// hard time limit; a job that fails, runs out of time or is cut short by shutdown leaves its

@@ -2,6 +2,8 @@ import Bus
 import Contracts
 import Foundation
 import Logging
+import Threads
+import Wire
 
 /// The steps of one job after its material is `processing`: extract, chunk, analyze (ai-gateway),
 /// write (store) — and, when any of them fails, the material marked failed with the reason.

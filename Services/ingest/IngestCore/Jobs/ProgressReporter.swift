@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Logging
+import Wire
 
 /// Publishes `ingest.progress` (not durable: a lost event is harmless, the outcome is the
 /// store's `material.ingested` or `ingest.failed`).

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Crypto
 import Foundation
+import Wire
 
 /// The job's writes to the store: everything in one `materials.put` (calendar entries as tasks
 /// and sessions included). Each write can be repeated safely — a retry after a lost reply, or

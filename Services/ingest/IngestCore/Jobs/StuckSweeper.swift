@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Logging
 import ServiceLifecycle
+import Wire
 
 /// Finds materials whose worker was lost — `processing` for longer than `stuckAfter`, more
 /// than any live worker's job may take — and marks them failed ("worker lost"), so no material

@@ -3,6 +3,8 @@ import Foundation
 import Glibc
 import ServiceKit
 import Synchronization
+import Threads
+import Wire
 
 /// An external program ingest runs (`pdftotext`, `tesseract`), and the Debian package that has it.
 struct ExternalTool: Sendable {

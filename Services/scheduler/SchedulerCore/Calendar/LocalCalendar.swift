@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Synchronization
+import Wire
 
 /// A calendar day without a time zone, `YYYY-MM-DD`, counted as days since 1970-01-01 so that
 /// day arithmetic is integer arithmetic. Text goes through the wire format's ISO 8601 code.

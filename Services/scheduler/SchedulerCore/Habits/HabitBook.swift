@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// Habit systems, their tasks and check-ins, with streaks and completion rates. Every function
 /// runs inside the caller's transaction; another user's records are `NOT_FOUND`.

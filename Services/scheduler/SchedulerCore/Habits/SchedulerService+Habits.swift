@@ -1,5 +1,6 @@
 import Bus
 import Contracts
+import Wire
 
 extension SchedulerService {
     func registerHabits() {

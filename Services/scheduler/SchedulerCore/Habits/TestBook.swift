@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// Performance tests (a measurable check of a system, every N days) and their entries.
 enum TestBook {

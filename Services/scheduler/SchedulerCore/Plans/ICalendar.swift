@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 /// Writes a study plan as an iCalendar file (RFC 5545): one VEVENT per study session, times
 /// in UTC, text escaped and lines folded at 75 octets with CRLF endings.

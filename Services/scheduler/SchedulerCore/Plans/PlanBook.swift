@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// Study plans: a set's new cards spread over the days until a target date, the new cards'
 /// due dates moved to their planned sessions, and the plan kept for `plan.get` and `plan.ics`.

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import Wire
 
 /// Decides which reminders are due and publishes them through the outbox.
 ///

@@ -6,6 +6,7 @@ import ServiceKit
 import ServiceLifecycle
 import Storage
 import Synchronization
+import Wire
 
 /// Runs the ``ReminderEngine`` whenever the injected clock reaches the next reminder time, or
 /// at once after a change that may move reminders (``invalidate()``). It looks at the clock

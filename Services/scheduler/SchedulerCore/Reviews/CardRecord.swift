@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// A row of `card`: one card's review state under both algorithms. Both are updated on every
 /// review, so switching a set or user between SM-2 and FSRS needs no replay; `algorithm` says

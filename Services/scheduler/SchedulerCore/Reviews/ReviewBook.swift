@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 /// Spaced-repetition state: cards, reviews and their log, due lists, forecasts, streaks and
 /// set statistics. Every function runs inside the caller's transaction.

@@ -5,6 +5,7 @@ import GRDB
 import Logging
 import ServiceKit
 import Storage
+import Wire
 
 /// Keeps review state in step with store's flashcards: consumes store's durable
 /// `flashcard.created` (new card, due now), `flashcard.updated` (set or subject moved) and

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Wire
 
 extension ConversationCreate: CreateRequest {}
 extension ConversationUpdate: UpdateRequest {}

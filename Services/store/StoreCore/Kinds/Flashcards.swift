@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 extension FlashcardCreate: CreateRequest {}
 extension FlashcardUpdate: UpdateRequest {}

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Wire
 
 extension MaterialCreate: CreateRequest {}
 extension MaterialUpdate: UpdateRequest {}

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 import ServiceKit
+import Wire
 
 extension StudySessionCreate: CreateRequest {}
 extension StudySessionUpdate: UpdateRequest {}

@@ -1,5 +1,7 @@
 import Bus
 import Foundation
+import Threads
+import Wire
 
 /// Holds every scheduled timer in memory and fires each at its deadline from a thread of its
 /// own, never early. Firing only hands the due entries to `deliver` (an in-memory queue): no

@@ -1,0 +1,93 @@
+import Foundation
+import Glibc
+import Wire
+
+/// Where the bus is and how a process behaves on it. ``fromEnvironment(service:)`` reads the
+/// variables every StudyBus process understands (`BUS_RPC`, `BUS_PUB`, `BUS_SUB`, …).
+public struct BusConfiguration: Sendable {
+    /// The broker's request/reply endpoint (`BUS_RPC`).
+    public var rpcEndpoint = "tcp://127.0.0.1:5555"
+    /// Where publishers connect (`BUS_PUB`).
+    public var pubEndpoint = "tcp://127.0.0.1:5556"
+    /// Where subscribers connect (`BUS_SUB`).
+    public var subEndpoint = "tcp://127.0.0.1:5557"
+    /// The name events are published under (`source`), e.g. `timer-ticker`.
+    public var source: String
+    /// This process's name in event headers (`instance`): host name and pid.
+    public var instance: String
+    /// Deadline of calls that set none (`BUS_CALL_TIMEOUT_MS`, default 30 s).
+    public var defaultTimeout: Duration = .seconds(30)
+    /// Worker heartbeat interval (`BUS_HEARTBEAT_MS`, default 2500 ms as in 7/MDP).
+    public var heartbeatInterval: Duration = .milliseconds(MDP.defaultHeartbeatIntervalMs)
+    /// Heartbeats that may be missed before the broker is considered lost (`BUS_HEARTBEAT_LIVENESS`).
+    public var heartbeatLiveness = MDP.defaultHeartbeatLiveness
+    /// First delay before a worker reconnects after losing the broker; doubles up to the maximum.
+    public var reconnectInitialDelay: Duration = .milliseconds(100)
+    /// Longest delay between reconnect attempts.
+    public var reconnectMaximumDelay: Duration = .seconds(5)
+    /// How long sockets may keep flushing queued messages when the bus shuts down.
+    public var shutdownLinger: Duration = .milliseconds(500)
+    /// Messages a socket queues before libzmq drops (PUB/SUB) or refuses (DEALER) more (`BUS_HWM`).
+    public var highWaterMark: Int32 = 100_000
+    /// Events a subscription buffers in memory for a slow consumer before dropping (seen as a
+    /// gap). `BUS_HWM` sets it too: both bound how far a consumer may fall behind.
+    public var subscriptionBufferLimit = 100_000
+    /// The largest frame the broker accepts (`BROKER_MAX_MESSAGE_BYTES`, default 64 MiB, the
+    /// broker's own setting). The broker disconnects a peer that sends more, so a service that
+    /// could send a bigger frame (`_backup`) refuses instead, with an error naming the limit.
+    /// Set it the same for the broker and every service.
+    public var maxMessageBytes: Int64 = 64 << 20
+
+    public init(source: String, instance: String? = nil) {
+        self.source = source
+        self.instance = instance ?? BusConfiguration.defaultInstance
+    }
+
+    /// `hostname:pid`, the spec's "host or container name plus pid".
+    public static var defaultInstance: String {
+        "\(hostName):\(getpid())"
+    }
+
+    /// The machine's (or container's) host name.
+    public static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Reads the standard variables; unset ones keep their defaults.
+    /// - Throws: `INVALID_ARGUMENT` naming a variable whose value is not a positive number.
+    public static func fromEnvironment(
+        service: String, _ environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(BusError) -> BusConfiguration {
+        var configuration = BusConfiguration(source: service)
+        if let value = environment["BUS_RPC"], !value.isEmpty { configuration.rpcEndpoint = value }
+        if let value = environment["BUS_PUB"], !value.isEmpty { configuration.pubEndpoint = value }
+        if let value = environment["BUS_SUB"], !value.isEmpty { configuration.subEndpoint = value }
+        if let value = environment["BUS_INSTANCE"], !value.isEmpty { configuration.instance = value }
+        func positive(_ name: String) throws(BusError) -> Int? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let number = Int(text), number > 0 else {
+                throw .invalidArgument("environment variable \(name) must be a positive integer, got '\(text)'")
+            }
+            return number
+        }
+        if let ms = try positive("BUS_CALL_TIMEOUT_MS") { configuration.defaultTimeout = .milliseconds(ms) }
+        if let ms = try positive("BUS_HEARTBEAT_MS") { configuration.heartbeatInterval = .milliseconds(ms) }
+        if let count = try positive("BUS_HEARTBEAT_LIVENESS") { configuration.heartbeatLiveness = count }
+        if let count = try positive("BUS_HWM") {
+            configuration.highWaterMark = Int32(clamping: count)
+            configuration.subscriptionBufferLimit = count
+        }
+        if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
+        return configuration
+    }
+}
+
+extension Duration {
+    /// The duration in whole milliseconds, rounded up.
+    var wholeMilliseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Logging
+import Wire
+
+/// What a handler knows about the request it serves, and how it calls further services on the
+/// same request's behalf.
+public struct RequestContext: Sendable {
+    /// The request header's `id`.
+    public let requestID: String
+    /// The method being served.
+    public let method: String
+    /// The end user the call acts for, if the caller said.
+    public let user: String?
+    /// The request's metadata (`traceparent`, …).
+    public let meta: [String: String]
+    /// The request's idempotency key.
+    public let idempotencyKey: String?
+    /// When the caller stops waiting.
+    public let deadline: Date?
+    /// The request's attachment frame.
+    public let attachment: Data?
+    /// The service's logger; ``logger`` adds the request's id and method to it.
+    let baseLogger: Logger
+    /// The bus, for downstream calls and events.
+    public let bus: Bus
+
+    /// A logger carrying the request id and method. Made on use: setting metadata is not free,
+    /// and most requests log nothing.
+    public var logger: Logger {
+        var logger = baseLogger
+        logger[metadataKey: "request"] = "\(requestID)"
+        logger[metadataKey: "method"] = "\(method)"
+        return logger
+    }
+
+    /// The calling user.
+    /// - Throws: `INVALID_ARGUMENT` when the request header has no `user`.
+    public func requireUser() throws(BusError) -> String {
+        guard let user, !user.isEmpty else {
+            throw .invalidArgument("request header field 'user' is required: every \(method) call acts for a user")
+        }
+        return user
+    }
+
+    /// Options for a downstream call made for this request: same user, the same deadline,
+    /// and `traceparent` propagated.
+    public func downstreamOptions(timeout: Duration? = nil, attachment: Data? = nil, idempotencyKey: String? = nil) -> CallOptions {
+        var propagated: [String: String] = [:]
+        if let traceparent = meta["traceparent"] { propagated["traceparent"] = traceparent }
+        return CallOptions(user: user, timeout: timeout, deadline: deadline, meta: propagated, idempotencyKey: idempotencyKey, attachment: attachment)
+    }
+
+    /// Calls another service for this request (user, deadline and trace propagated).
+    public func call<Request, Response>(_ method: Method<Request, Response>, _ request: Request, attachment: Data? = nil) async throws(BusError) -> Response {
+        try await bus.call(method, request, options: downstreamOptions(attachment: attachment))
+    }
+}

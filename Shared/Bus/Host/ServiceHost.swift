@@ -1,0 +1,282 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import Wire
+
+/// Serves a service's methods on the bus: the 7/MDP worker side with credit, typed handlers
+/// registered against the contract's descriptors, and the reserved `_health` and `_describe`.
+///
+/// ```swift
+/// let host = ServiceHost(bus: bus, contract: Store, credit: 64, logger: logger)
+/// host.handle(Store.getMaterial) { request, context in
+///     try await repository.material(id: request.id, user: try context.requireUser())
+/// }
+/// // then run it in a ServiceGroup after the bus
+/// ```
+///
+/// Handlers run concurrently as tasks, up to `credit` at once. A handler that only computes for a
+/// few microseconds (no I/O, no locks held long, no awaiting) can instead be registered with
+/// ``handleOnIOThread(_:_:)``: it runs on the bus's I/O thread the moment its request is read and
+/// its reply is sent from there, which saves two thread wake-ups per call. `_health` is served
+/// that way; `_describe`, whose answer lists every method's shapes, as a task.
+///
+/// What handlers throw becomes the reply's status:
+/// a ``BusError`` or ``BusErrorConvertible`` as it says, a cancellation as `CANCELLED`, anything
+/// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode
+/// is `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
+public final class ServiceHost: Service, Sendable {
+    public let service: String
+    public let credit: Int
+    private let bus: Bus
+    private let logger: Logger
+    private let topics: [any TopicDescriptor]
+    private let routes = Mutex<[String: Route]>([:])
+    private let serving = Atomic<Bool>(true)
+
+    private struct Route: Sendable {
+        /// Each gets the request payload and returns the reply payload and attachment. An
+        /// I/O-thread handler reads the payload where it arrived; a task gets a copy.
+        enum Invoke: Sendable {
+            case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?))
+            case ioThread(@Sendable (UnsafeRawBufferPointer, RequestContext) throws -> ([UInt8], Data?))
+        }
+        let descriptor: any MethodDescriptor
+        let invoke: Invoke
+    }
+
+    /// A request read and checked on the I/O thread: either answered already (an error, or an
+    /// I/O-thread handler's reply) or to be served by a task.
+    private enum Intake {
+        case answered(WorkerReply)
+        case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?), RequestContext)
+    }
+
+    /// A host for `service` that publishes `topics` (listed by `_describe`).
+    public init(bus: Bus, service: String, credit: Int = 64, publishes topics: [any TopicDescriptor] = [], logger: Logger? = nil) {
+        precondition(credit >= 1, "credit must be at least 1")
+        self.bus = bus
+        self.service = service
+        self.credit = credit
+        self.topics = topics
+        var logger = logger ?? bus.logger
+        logger[metadataKey: "service"] = "\(service)"
+        self.logger = logger
+        handleOnIOThread(Reserved.health(service)) { [weak self] _, _ in
+            HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing)
+        }
+        handle(Reserved.describe(service)) { [weak self] _, _ in
+            guard let self else { throw BusError.unavailable("service is stopping") }
+            return self.description
+        }
+    }
+
+    /// A host for the service a contract declares, publishing the contract's topics.
+    public convenience init<Contract: ServiceContract>(bus: Bus, contract: Contract, credit: Int = 64, logger: Logger? = nil) {
+        self.init(bus: bus, service: Contract.serviceName, credit: credit, publishes: contract.topics, logger: logger)
+    }
+
+    /// Registers the handler of `method`; replaces an earlier one.
+    public func handle<Request, Response>(
+        _ method: Method<Request, Response>, _ handler: @escaping @Sendable (Request, RequestContext) async throws -> Response
+    ) {
+        handle(method, withAttachment: { request, context in (try await handler(request, context), nil) })
+    }
+
+    /// Registers a handler that also returns an attachment frame (large exports, files).
+    public func handle<Request, Response>(
+        _ method: Method<Request, Response>,
+        withAttachment handler: @escaping @Sendable (Request, RequestContext) async throws -> (Response, Data?)
+    ) {
+        register(method, .task { payload, context in
+            let request = try payload.withUnsafeBytes { payload in try Self.decode(Request.self, payload) }
+            let (response, attachment) = try await handler(request, context)
+            return (try WireCoding.encodeBytes(response), attachment)
+        })
+    }
+
+    /// Registers a handler that runs on the bus's I/O thread, as soon as its request is read.
+    /// It must return within microseconds and never block: while it runs, no socket of this
+    /// process is served. It does not take one of the host's slots.
+    public func handleOnIOThread<Request, Response>(
+        _ method: Method<Request, Response>, _ handler: @escaping @Sendable (Request, RequestContext) throws -> Response
+    ) {
+        register(method, .ioThread { payload, context in
+            (try WireCoding.encodeBytes(try handler(try Self.decode(Request.self, payload), context)), nil)
+        })
+    }
+
+    private func register(_ method: any MethodDescriptor, _ invoke: Route.Invoke) {
+        precondition(method.service == service, "\(method.service)/\(method.name) registered on host of \(service)")
+        routes.withLock { $0[method.name] = Route(descriptor: method, invoke: invoke) }
+    }
+
+    private static func decode<Request: Decodable>(_ type: Request.Type, _ payload: UnsafeRawBufferPointer) throws -> Request {
+        do {
+            return try WireCoding.decode(type, from: payload)
+        } catch {
+            throw BusError.invalidArgument(DecodingFailure.describe(error))
+        }
+    }
+
+    /// Sets what `_health` answers.
+    public func setServing(_ isServing: Bool) {
+        serving.store(isServing, ordering: .relaxed)
+    }
+
+    /// What `_describe` answers: the registered methods (reserved ones last) and the topics.
+    public var description: ServiceDescription {
+        let descriptors = routes.withLock { $0.values.map(\.descriptor) }
+            .sorted { ($0.name.hasPrefix("_") ? 1 : 0, $0.name) < ($1.name.hasPrefix("_") ? 1 : 0, $1.name) }
+        return ServiceDescription(service: service, methods: descriptors, topics: topics)
+    }
+
+    /// Registers with the broker and serves until graceful shutdown. Then it refuses new requests
+    /// (`UNAVAILABLE`, so callers can retry elsewhere), finishes those in flight, and leaves.
+    /// If the task is cancelled instead, it leaves at once.
+    public func run() async throws {
+        let workerID = bus.nextEndpointID()
+        let inFlight = InFlightCounter()
+        let slots = TaskSlots(count: credit)
+        // On the I/O thread: a request is checked there, and answered there if it can be.
+        // Otherwise it runs as its own task, started right from that thread: one hand-over
+        // instead of two through a stream and a consumer loop. These tasks are never
+        // cancelled, so taking a slot cannot fail.
+        try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
+            // Timed only for the debug log: a clock read is not free on a path of microseconds.
+            let started = debugLogging ? ContinuousClock.now : nil
+            switch intake(request) {
+            case .answered(let reply):
+                if let started { logHandled(request.method, reply.header, since: started) }
+                return reply
+            case .task(let invoke, let context):
+                let generation = request.generation, client = request.client, payload = Data(request.payload)
+                inFlight.begin()
+                Task {
+                    try? await slots.withSlot {
+                        let reply = await answer(context) { try await invoke(payload, context) }
+                        try? bus.io.submit { loop in
+                            loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: generation, client: client, reply)
+                        }
+                        if let started { logHandled(context.method, reply.header, since: started) }
+                    }
+                    inFlight.end()
+                }
+                return nil
+            }
+        }
+        logger.info("serving", metadata: [
+            "credit": "\(credit)", "broker": "\(bus.configuration.rpcEndpoint)",
+            "methods": "\(routes.withLock { $0.count })",
+        ])
+        do {
+            try await gracefulShutdown()
+            setServing(false)
+            logger.info("draining: refusing new requests, finishing those in flight")
+            await withCheckedContinuation { (refusing: CheckedContinuation<Void, Never>) in
+                do {
+                    try bus.io.submit { loop in
+                        loop.endpoint(workerID, as: WorkerEndpoint.self)?.startDraining()
+                        refusing.resume()
+                    }
+                } catch {
+                    refusing.resume()
+                }
+            }
+            await inFlight.drained()
+        } catch {
+            setServing(false)
+        }
+        try? bus.io.submit { loop in loop.remove(workerID) }
+        logger.info("stopped serving")
+    }
+
+    private var debugLogging: Bool { logger.logLevel <= .debug }
+
+    private func logHandled(_ method: String, _ header: ReplyHeader, since started: ContinuousClock.Instant) {
+        logger.debug("handled", metadata: [
+            "method": "\(method)", "request": "\(header.id)", "code": "\(header.code.name)",
+            "us": "\((ContinuousClock.now - started).wholeMicroseconds)",
+        ])
+    }
+
+    /// Reads the request's header and finds its route; answers errors, and runs an I/O-thread
+    /// handler, at once.
+    private func intake(_ request: ArrivingRequest) -> Intake {
+        let header: RequestHeader
+        do {
+            header = try RequestHeader.decode(bytes: request.header)
+        } catch {
+            return .answered(.failure("", error))
+        }
+        let method = request.method
+        let context = RequestContext(
+            requestID: header.id, method: method, user: header.user, meta: header.meta,
+            idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
+            attachment: request.attachment, baseLogger: logger, bus: bus)
+        if let late = startedTooLate(context) { return .answered(late) }
+        guard let route = routes.withLock({ $0[method] }) else {
+            return .answered(.failure(header.id, .unimplemented("service \(service) has no method '\(method)'; _describe lists its methods")))
+        }
+        switch route.invoke {
+        case .task(let invoke):
+            return .task(invoke, context)
+        case .ioThread(let invoke):
+            return .answered(reply(context, Result { try invoke(request.payload, context) }))
+        }
+    }
+
+    /// DEADLINE_EXCEEDED if the request's deadline passed before its handler started.
+    private func startedTooLate(_ context: RequestContext) -> WorkerReply? {
+        guard let deadline = context.deadline, deadline <= Date() else { return nil }
+        return .failure(context.requestID, .deadlineExceeded("the deadline passed before \(service) started the request"))
+    }
+
+    /// Runs a task handler, unless the request's deadline passed while it waited for a slot.
+    private func answer(_ context: RequestContext, _ invoke: () async throws -> ([UInt8], Data?)) async -> WorkerReply {
+        if let late = startedTooLate(context) { return late }
+        do {
+            return reply(context, .success(try await invoke()))
+        } catch {
+            return reply(context, .failure(error))
+        }
+    }
+
+    /// The reply to a handler's outcome: its payload, or the status its error maps to.
+    private func reply(_ context: RequestContext, _ outcome: Result<([UInt8], Data?), any Error>) -> WorkerReply {
+        switch outcome {
+        case .success(let (payload, attachment)):
+            if let tooLarge = oversized(payload: payload, attachment: attachment, method: context.method) {
+                context.logger.warning("reply too large for the broker", metadata: ["error": "\(tooLarge.message)"])
+                return .failure(context.requestID, tooLarge)
+            }
+            return WorkerReply(header: ReplyHeader(id: context.requestID), payload: payload, attachment: attachment)
+        case .failure(let error):
+            return .failure(context.requestID, replyError(for: error, logger: context.logger))
+        }
+    }
+
+    /// A reply frame larger than the broker accepts would not reach the caller, and the
+    /// broker would drop this host's connection with every request in flight on it.
+    private func oversized(payload: [UInt8], attachment: Data?, method: String) -> BusError? {
+        let limit = bus.configuration.maxMessageBytes
+        let bytes = max(payload.count, attachment?.count ?? 0)
+        guard bytes > limit else { return nil }
+        return .messageTooLarge("the reply of \(service)/\(method)", bytes: bytes, limit: limit,
+                                advice: "ask for less at once (filters, paging) or raise the limit for the broker and \(service)")
+    }
+
+    private func replyError(for error: any Error, logger: Logger) -> BusError {
+        switch error {
+        case let error as BusError:
+            return error
+        case let error as any BusErrorConvertible:
+            return error.busError
+        case is CancellationError:
+            return .cancelled("the request was cancelled")
+        default:
+            logger.error("handler failed", metadata: ["error": "\(String(reflecting: error))"])
+            return .internal("internal error in \(service); the service log has the details")
+        }
+    }
+}

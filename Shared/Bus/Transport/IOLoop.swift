@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import Synchronization
+import Wire
+import ZMQ
+
+/// Something on the I/O thread that owns a socket: the client, a service's worker connection,
+/// the publisher, a subscription.
+protocol LoopEndpoint: AnyObject {
+    /// The socket to poll; `nil` while the endpoint waits to reconnect.
+    var socket: ZMQSocket? { get }
+    /// Reads what is waiting on the socket.
+    func readable(_ loop: IOLoop)
+    /// When ``timerFired(now:loop:)`` should next run, if ever.
+    var nextDeadline: ContinuousClock.Instant? { get }
+    /// Runs the endpoint's timed work (heartbeats, deadlines, reconnects).
+    func timerFired(now: ContinuousClock.Instant, loop: IOLoop)
+    /// Closes the endpoint for good (bus shutdown or removal); fails what still waits on it.
+    func close(loop: IOLoop)
+}
+
+/// The state owned by the I/O thread: the context, the endpoints, the poll set. Never leaves
+/// that thread.
+final class IOLoop {
+    let context: ZMQContext
+    let configuration: BusConfiguration
+    let logger: Logger
+    let clock = ContinuousClock()
+    private unowned let thread: IOThread
+    // State read and changed on every pass of the loop, as the endpoints' is for every message.
+    // Swift's dynamic exclusivity checks are off for it and for theirs: it lives on the I/O
+    // thread only, and no access to a property spans a call that touches it again (the
+    // compiler's static checks still apply). They were a tenth of the work of a message.
+    @exclusivity(unchecked) private var endpoints: [Int: any LoopEndpoint] = [:]
+    /// The endpoints in a stable array, rebuilt when one is added or removed.
+    @exclusivity(unchecked) private var endpointList: [any LoopEndpoint] = []
+    @exclusivity(unchecked) private var pollSetChanged = true
+    private var lazyClient: ClientEndpoint?
+    private var lazyPublisher: PublisherEndpoint?
+    private let publishQueue: PublishQueue
+
+    /// Messages read from one socket per wake-up before the others get a turn.
+    static let readBatch = 512
+
+    init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, publishQueue: PublishQueue, logger: Logger) {
+        self.thread = thread
+        self.publishQueue = publishQueue
+        self.context = context
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The process's one client connection, made on first use.
+    var client: ClientEndpoint {
+        if let lazyClient { return lazyClient }
+        let client = ClientEndpoint(loop: self)
+        lazyClient = client
+        add(client, id: -1)
+        return client
+    }
+
+    /// The process's one publisher connection, made on first use.
+    var publisher: PublisherEndpoint {
+        if let lazyPublisher { return lazyPublisher }
+        let publisher = PublisherEndpoint(loop: self, queue: publishQueue)
+        lazyPublisher = publisher
+        add(publisher, id: -2)
+        return publisher
+    }
+
+    func add(_ endpoint: any LoopEndpoint, id: Int) {
+        endpoints[id] = endpoint
+        endpointList = Array(endpoints.values)
+        pollSetChanged = true
+    }
+
+    func endpoint<T: LoopEndpoint>(_ id: Int, as type: T.Type) -> T? {
+        endpoints[id] as? T
+    }
+
+    func remove(_ id: Int) {
+        guard let endpoint = endpoints.removeValue(forKey: id) else { return }
+        endpointList = Array(endpoints.values)
+        endpoint.close(loop: self)
+        pollSetChanged = true
+    }
+
+    /// Call when an endpoint replaced or dropped its socket.
+    func socketsChanged() { pollSetChanged = true }
+
+    func run() {
+        var poller = ZMQPoller()
+        var polled: [any LoopEndpoint] = []
+        var commands: [LoopCommand] = []
+        while true {
+            let keepRunning = thread.takeCommands(into: &commands)
+            for command in commands { command(self) }
+            commands.removeAll(keepingCapacity: true)
+            guard keepRunning else { break }
+
+            if pollSetChanged {
+                poller.removeAll()
+                poller.add(fileDescriptor: thread.wakeup.fileDescriptor)
+                polled = endpointList.filter { $0.socket != nil }
+                for endpoint in polled { poller.add(endpoint.socket!) }
+                pollSetChanged = false
+            }
+
+            var timeoutMs = -1
+            let now = clock.now
+            for endpoint in endpointList {
+                guard let deadline = endpoint.nextDeadline else { continue }
+                let wait = deadline <= now ? 0 : Int((deadline - now).wholeMilliseconds)
+                timeoutMs = timeoutMs < 0 ? wait : min(timeoutMs, wait)
+            }
+
+            let blocking = timeoutMs != 0 && thread.prepareToSleep()
+            do {
+                defer { if blocking { thread.awoke() } }
+                try poller.poll(timeoutMs: blocking ? timeoutMs : 0)
+            } catch {
+                logger.critical("bus I/O poll failed; stopping the bus connection", metadata: ["error": "\(error)"])
+                thread.requestStop()
+                continue
+            }
+            if poller.isReadable(0) { thread.wakeup.drain() }
+            if !pollSetChanged {
+                for (index, endpoint) in polled.enumerated() where poller.isReadable(index + 1) {
+                    endpoint.readable(self)
+                }
+            }
+            let afterPoll = clock.now
+            for endpoint in endpointList {
+                if let deadline = endpoint.nextDeadline, deadline <= afterPoll {
+                    endpoint.timerFired(now: afterPoll, loop: self)
+                }
+            }
+        }
+        for endpoint in endpoints.values { endpoint.close(loop: self) }
+        endpoints.removeAll()
+        context.terminate()
+        thread.wakeup.close()
+    }
+
+    /// Makes a socket with the bus's common options.
+    func makeSocket(_ type: ZMQSocketType, connectTo endpoint: String) throws(ZMQError) -> ZMQSocket {
+        let socket = try ZMQSocket(context: context, type: type)
+        do {
+            try socket.set(.sendHighWaterMark, configuration.highWaterMark)
+            try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
+            try socket.connect(endpoint)
+        } catch {
+            socket.close()
+            throw error
+        }
+        return socket
+    }
+
+    /// Closes `socket`, letting it flush queued messages for at most the shutdown linger.
+    func closeFlushing(_ socket: ZMQSocket) {
+        try? socket.set(ZMQIntOption.linger, Int32(clamping: configuration.shutdownLinger.wholeMilliseconds))
+        socket.close()
+    }
+}

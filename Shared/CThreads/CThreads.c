@@ -1,0 +1,2 @@
+// The shims are static inline functions in include/CThreads.h; SwiftPM needs one source file.
+#include "CThreads.h"

@@ -1,0 +1,30 @@
+import Bus
+import Foundation
+import Logging
+import Storage
+import Threads
+import Wire
+
+extension ServiceHost {
+    /// Answers `_events.replay` from `outbox`: the stored events after a `seq`, at most
+    /// ``Outbox/replayLimit`` per call.
+    public func serveReplay(from outbox: Outbox) {
+        handle(Reserved.eventsReplay(service)) { request, _ in try await outbox.replay(request) }
+    }
+
+    /// Answers `_backup` with an online copy of `database` (``ServiceDatabase/snapshot(service:limit:)``),
+    /// so an operator can back up a running service (`busctl backup SERVICE FILE`).
+    public func serveBackup(of database: ServiceDatabase) {
+        let service = self.service
+        database.removeLeftoverCopies()
+        handle(Reserved.backup(service), withAttachment: { _, context in
+            let limit = context.bus.configuration.maxMessageBytes
+            context.logger.info("backup requested")
+            // The copy, the read and the hash block for as long as the file is large: keep them
+            // off the cooperative pool, which every other request needs.
+            let (info, data) = try await offThePool(qos: .utility) { () throws(BusError) in try database.snapshot(service: service, limit: limit) }
+            context.logger.info("backup sent", metadata: ["bytes": "\(info.bytes)", "migrations": "\(info.migrations.count)"])
+            return (info, data)
+        })
+    }
+}

@@ -1,0 +1,9 @@
+import Foundation
+
+extension Duration {
+    /// The duration in whole microseconds.
+    public var wholeMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

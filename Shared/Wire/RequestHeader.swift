@@ -1,0 +1,94 @@
+import Foundation
+
+/// The request header (wire protocol §2.3), frame 4 of a client request.
+public struct RequestHeader: Sendable, Equatable {
+    /// Unique per client, 1...64 characters; echoed in the reply.
+    public var id: String
+    /// Absolute Unix time in milliseconds after which the caller no longer wants the answer.
+    public var deadline: Int64?
+    /// The end user the call acts for.
+    public var user: String?
+    /// Free metadata; `traceparent` is propagated to downstream calls.
+    public var meta: [String: String]
+    /// Idempotency key: a repeated call with the same key and user must not apply twice.
+    public var idem: String?
+
+    public init(id: String, deadline: Int64? = nil, user: String? = nil, meta: [String: String] = [:], idem: String? = nil) {
+        self.id = id
+        self.deadline = deadline
+        self.user = user
+        self.meta = meta
+        self.idem = idem
+    }
+
+    /// The longest `id` the protocol allows.
+    public static let maximumIDLength = 64
+
+    /// The header as compact JSON.
+    public func encoded() -> Data { Data(encodedBytes) }
+
+    /// ``encoded()`` as the bytes the bus sends.
+    package var encodedBytes: [UInt8] {
+        var writer = JSONBytes()
+        writer.raw("{\"id\":")
+        writer.string(id)
+        if let deadline {
+            writer.raw(",\"deadline\":")
+            writer.int(deadline)
+        }
+        if let user {
+            writer.raw(",\"user\":")
+            writer.string(user)
+        }
+        if !meta.isEmpty {
+            writer.raw(",\"meta\":")
+            writer.meta(meta)
+        }
+        if let idem {
+            writer.raw(",\"idem\":")
+            writer.string(idem)
+        }
+        writer.raw("}")
+        return writer.bytes
+    }
+
+    /// Parses and validates a request header; unknown keys are ignored.
+    /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong.
+    public static func decode(_ data: Data) throws(BusError) -> RequestHeader {
+        try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
+    }
+
+    /// Parses and validates a request header from bytes a message part holds.
+    public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> RequestHeader {
+        let missingID = BusError.invalidArgument("request header field 'id' is missing or not a string")
+        var reader = try HeaderReader(data, what: "request header")
+        var header = RequestHeader(id: "")
+        var sawID = false
+        while let key = try reader.nextKey() {
+            if key.is("id") {
+                if let id = try reader.value().stringValue {
+                    header.id = id
+                    sawID = true
+                } else {
+                    reader.report(missingID)
+                }
+            } else if key.is("deadline") {
+                header.deadline = try reader.integer("deadline")
+            } else if key.is("user") {
+                header.user = try reader.string("user")
+            } else if key.is("meta") {
+                header.meta = try reader.meta()
+            } else if key.is("idem") {
+                header.idem = try reader.string("idem")
+            } else {
+                try reader.skip()
+            }
+        }
+        try reader.finish()
+        guard sawID else { throw missingID }
+        guard (1...maximumIDLength).contains(header.id.count) else {
+            throw .invalidArgument("request header field 'id' must be 1 to \(maximumIDLength) characters")
+        }
+        return header
+    }
+}
