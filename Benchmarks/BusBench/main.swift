@@ -13,8 +13,8 @@ struct BenchBody: Codable, Sendable {
 
 // The same echo twice: answered on the worker's bus I/O thread, and as a task (what a handler
 // that awaits I/O costs). Clients pick one with `--method echo|echo.task`.
-let echo = Method<BenchBody, BenchBody>("bench", "echo", "Returns the request (on the bus's I/O thread).")
-let echoTask = Method<BenchBody, BenchBody>("bench", "echo.task", "Returns the request (as a task).")
+let echo = Method<BenchBody, BenchBody>(service: "bench", "echo", "Returns the request (on the bus's I/O thread).")
+let echoTask = Method<BenchBody, BenchBody>(service: "bench", "echo.task", "Returns the request (as a task).")
 
 struct Options {
     var values: [String: String] = [:]
@@ -142,7 +142,7 @@ case "pipelined":
 case "publish":
     let bus = try Bus(configuration: configuration(options, source: "bench-pub"), logger: logger)
     let count = options.int("count", 500_000), size = options.int("size", 100)
-    let topic = Topic<BenchBody>("bench.event", "A benchmark event.")
+    let topic = Topic<BenchBody>(service: "bench", "bench.event", "A benchmark event.")
     let payload = body(size: size, n: 0)
     let encoded = try WireCoding.encode(payload)
     for _ in 0..<count { try bus.publish(topic: topic.name, payload: encoded) }
@@ -153,7 +153,7 @@ case "subscribe":
     let bus = try Bus(configuration: configuration(options, source: "bench-sub"), logger: logger)
     let count = options.int("count", 500_000), decode = options.int("decode", 0) == 1
     let name = options.string("name", "pubsub")
-    let topic = Topic<BenchBody>("bench.event", "A benchmark event.")
+    let topic = Topic<BenchBody>(service: "bench", "bench.event", "A benchmark event.")
     let subscription = try bus.subscribe(["bench."])
     print("READY")
     fflush(nil)

@@ -7,8 +7,8 @@ import Wire
 //     public let Store = StoreContract()
 //     public struct StoreContract: ServiceContract {
 //         public static let serviceName = "store"
-//         public let getMaterial = Method<MaterialID, Material>("store", "materials.get", "Fetch one material by id.")
-//         public let materialCreated = Topic<Material>("material.created", "A material was created.")
+//         public let getMaterial = Method<MaterialID, Material>(Self.self, "materials.get", "Fetch one material by id.")
+//         public let materialCreated = Topic<Material>(Self.self, "material.created", "A material was created.")
 //     }
 //
 // The service registers its handlers against these descriptors, callers pass them to

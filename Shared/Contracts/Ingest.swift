@@ -27,18 +27,18 @@ public struct IngestContract: ServiceContract {
     /// Stores the file in the attachment frame and processes it (or returns the existing material
     /// for a file the user already submitted).
     public let submit = Method<IngestSubmit, IngestResult>(
-        "ingest", "ingest.submit",
+        Self.self, "ingest.submit",
         "Process the file in the attachment frame into a material (text, chunks, summary, keywords, flashcards); the same file twice returns the first material.")
     /// Processes a failed material again from its stored original.
     public let retry = Method<IngestRetry, IngestResult>(
-        "ingest", "ingest.retry", "Process a failed (or pending) material again from its stored original file.")
+        Self.self, "ingest.retry", "Process a failed (or pending) material again from its stored original file.")
     /// The formats ingest reads, their size limits and the chunking settings.
     public let formats = Method<Empty, IngestFormats>(
-        "ingest", "ingest.formats", "The file formats ingest reads, with extensions, media types and size limits; the chunking settings.")
+        Self.self, "ingest.formats", "The file formats ingest reads, with extensions, media types and size limits; the chunking settings.")
 
     /// Progress of one job (not durable: the outcome is the store's material.ingested or ingest.failed).
     public let progress = Topic<IngestProgress>(
-        "ingest.progress", "A job reached a stage (queued, extracting, chunking, analyzing, saving, ready, failed), with a percentage.")
+        Self.self, "ingest.progress", "A job reached a stage (queued, extracting, chunking, analyzing, saving, ready, failed), with a percentage.")
 }
 
 /// The formats ingest reads.

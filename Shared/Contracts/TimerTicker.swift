@@ -17,65 +17,65 @@ public struct TimerTickerContract: ServiceContract {
 
     /// Starts a timer, from fields or from a preset (fields given override the preset's).
     public let createTimer = Method<CreateTimerRequest, CountdownTimer>(
-        "timer-ticker", "timers.create",
+        Self.self, "timers.create",
         "Start a labelled countdown (running at once), from fields or a preset. RESOURCE_EXHAUSTED beyond the running/paused limit.")
     /// running -> paused; keeps the remaining time.
     public let pauseTimer = Method<TimerRef, CountdownTimer>(
-        "timer-ticker", "timers.pause", "Pause a running timer, keeping its remaining time.")
+        Self.self, "timers.pause", "Pause a running timer, keeping its remaining time.")
     /// paused -> running; the end date becomes now + remaining time.
     public let resumeTimer = Method<TimerRef, CountdownTimer>(
-        "timer-ticker", "timers.resume", "Resume a paused timer: it ends after its remaining time.")
+        Self.self, "timers.resume", "Resume a paused timer: it ends after its remaining time.")
     /// running|paused -> stopped; it will not fire.
     public let stopTimer = Method<TimerRef, CountdownTimer>(
-        "timer-ticker", "timers.stop", "Stop a running or paused timer; it will not fire.")
+        Self.self, "timers.stop", "Stop a running or paused timer; it will not fire.")
     /// any -> running with its full duration again (a new run).
     public let restartTimer = Method<TimerRef, CountdownTimer>(
-        "timer-ticker", "timers.restart", "Start a timer over with its full duration (a new run), from any state.")
+        Self.self, "timers.restart", "Start a timer over with its full duration (a new run), from any state.")
     /// A new running timer with the same label, duration and flags.
     public let duplicateTimer = Method<TimerRef, CountdownTimer>(
-        "timer-ticker", "timers.duplicate", "Start a new running timer with the same label, duration, flags and preset.")
+        Self.self, "timers.duplicate", "Start a new running timer with the same label, duration, flags and preset.")
     /// Removes a timer in any state; publishes `timer.deleted`.
     public let deleteTimer = Method<TimerRef, Empty>(
-        "timer-ticker", "timers.delete", "Delete a timer in any state; pending notifications are cancelled via timer.deleted.")
+        Self.self, "timers.delete", "Delete a timer in any state; pending notifications are cancelled via timer.deleted.")
     /// One timer.
-    public let getTimer = Method<TimerRef, CountdownTimer>("timer-ticker", "timers.get", "One timer of the user.")
+    public let getTimer = Method<TimerRef, CountdownTimer>(Self.self, "timers.get", "One timer of the user.")
     /// The user's timers, oldest first.
     public let listTimers = Method<ListTimersRequest, TimerList>(
-        "timer-ticker", "timers.list", "The user's timers, oldest first, optionally only some statuses.")
+        Self.self, "timers.list", "The user's timers, oldest first, optionally only some statuses.")
 
     // MARK: Presets (favourites)
 
     /// Saves a preset.
     public let createPreset = Method<CreatePresetRequest, TimerPreset>(
-        "timer-ticker", "presets.create", "Save a favourite (label, duration, flags); at most 20 per user.")
+        Self.self, "presets.create", "Save a favourite (label, duration, flags); at most 20 per user.")
     /// Changes some fields of a preset.
     public let updatePreset = Method<UpdatePresetRequest, TimerPreset>(
-        "timer-ticker", "presets.update", "Change the given fields of a preset.")
+        Self.self, "presets.update", "Change the given fields of a preset.")
     /// Removes a preset; timers started from it keep their copy of its fields.
     public let deletePreset = Method<PresetRef, Empty>(
-        "timer-ticker", "presets.delete", "Delete a preset; timers started from it are unaffected.")
+        Self.self, "presets.delete", "Delete a preset; timers started from it are unaffected.")
     /// The user's presets, oldest first.
-    public let listPresets = Method<Empty, PresetList>("timer-ticker", "presets.list", "The user's presets, oldest first.")
+    public let listPresets = Method<Empty, PresetList>(Self.self, "presets.list", "The user's presets, oldest first.")
 
     // MARK: Events (durable: `_events.replay`)
 
     /// A timer was created (`timers.create` or `timers.duplicate`); it is running.
-    public let timerCreated = Topic<CountdownTimer>("timer.created", "A timer was created and is running.")
+    public let timerCreated = Topic<CountdownTimer>(Self.self, "timer.created", "A timer was created and is running.")
     /// A timer was paused.
-    public let timerPaused = Topic<CountdownTimer>("timer.paused", "A running timer was paused.")
+    public let timerPaused = Topic<CountdownTimer>(Self.self, "timer.paused", "A running timer was paused.")
     /// A paused timer runs again, with a new end date.
-    public let timerResumed = Topic<CountdownTimer>("timer.resumed", "A paused timer runs again, with a new end date.")
+    public let timerResumed = Topic<CountdownTimer>(Self.self, "timer.resumed", "A paused timer runs again, with a new end date.")
     /// A timer was stopped and will not fire; cancel what was pending for it.
-    public let timerStopped = Topic<CountdownTimer>("timer.stopped", "A timer was stopped and will not fire; cancel what is pending for it.")
+    public let timerStopped = Topic<CountdownTimer>(Self.self, "timer.stopped", "A timer was stopped and will not fire; cancel what is pending for it.")
     /// A timer started a new run; what was pending for its previous run should be cancelled.
     public let timerRestarted = Topic<CountdownTimer>(
-        "timer.restarted", "A timer started over (new run, new end date); cancel what is pending for its previous run.")
+        Self.self, "timer.restarted", "A timer started over (new run, new end date); cancel what is pending for its previous run.")
     /// A timer was deleted (by its user or discarded after completion); cancel its notifications.
     public let timerDeleted = Topic<TimerDeleted>(
-        "timer.deleted", "A timer was deleted, by its user or discarded after completion; cancel its pending notifications.")
+        Self.self, "timer.deleted", "A timer was deleted, by its user or discarded after completion; cancel its pending notifications.")
     /// A timer reached its end: published once per run, with when it fired and how late.
     public let timerCompleted = Topic<TimerCompleted>(
-        "timer.completed", "A timer reached its end (once per run): the timer, its end date, when it fired and how late.")
+        Self.self, "timer.completed", "A timer reached its end (once per run): the timer, its end date, when it fired and how late.")
 
     /// The contract; use the global ``TimerTicker``.
     public init() {}

@@ -59,7 +59,7 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
 /// The broker's own topics and service names (wire protocol §2.6 and §3).
 public enum BrokerProtocol {
     /// Call traces, one per finished request.
-    public static let rpc = Topic<RPCTrace>("bus.rpc", "One event per finished request: service, method, id, code, latency and sizes; no payloads.")
+    public static let rpc = Topic<RPCTrace>(service: serviceName, "bus.rpc", "One event per finished request: service, method, id, code, latency and sizes; no payloads.")
     /// 8/MMI: does a service have workers? Body `200` or `404`.
     public static let mmiService = "mmi.service"
     /// Every service with its worker count, queue depth and request count.
@@ -67,5 +67,5 @@ public enum BrokerProtocol {
     /// The broker answers `_health` and `_describe` under this service name.
     public static let serviceName = "broker"
     /// `mmi.services` as a typed method (the method frame is ignored).
-    public static let services = Method<Empty, [ServiceStatus]>("mmi.services", "list", "Every service with workers, credit, in-flight, queued and request counts.")
+    public static let services = Method<Empty, [ServiceStatus]>(service: "mmi.services", "list", "Every service with workers, credit, in-flight, queued and request counts.")
 }

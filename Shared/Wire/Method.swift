@@ -1,18 +1,28 @@
 import Foundation
 
-/// A service method, declared once in the contracts module and used by both sides:
-/// callers pass it to ``Bus/call(_:_:options:)``, the service registers its handler against it.
+/// A service method, declared once as a property of its service's contract and used by both
+/// sides: callers pass it to `Bus.call`, the service registers its handler against it.
 ///
 /// ```swift
-/// public let getMaterial = Method<MaterialID, Material>("store", "materials.get", "Fetch one material by id.")
-/// let material = try await bus.call(Store.getMaterial, MaterialID(id: id), options: .init(user: "u1"))
+/// public struct StoreContract: ServiceContract {
+///     public static let serviceName = "store"
+///     public let getMaterial = Method<RecordID, Material>(Self.self, "materials.get", "Fetch one material.")
+/// }
+/// let material = try await bus.call(Store.getMaterial, RecordID(id: id), options: .init(user: "u1"))
 /// ```
 public struct Method<Request: Codable & Sendable, Response: Codable & Sendable>: MethodDescriptor {
     public let service: String
     public let name: String
     public let summary: String
 
-    public init(_ service: String, _ name: String, _ summary: String) {
+    /// A method of `contract`'s service: the service name comes from the contract.
+    public init<Contract: ServiceContract>(_ contract: Contract.Type, _ name: String, _ summary: String) {
+        self.init(service: Contract.serviceName, name, summary)
+    }
+
+    /// A method of a service known by name only: the reserved methods every service answers,
+    /// and services of tests and benchmarks.
+    public init(service: String, _ name: String, _ summary: String) {
         self.service = service
         self.name = name
         self.summary = summary

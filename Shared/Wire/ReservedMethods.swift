@@ -100,22 +100,22 @@ public struct BackupInfo: Codable, Sendable, Equatable {
 public enum Reserved {
     /// `_health`: `{"status":"SERVING"}` or `NOT_SERVING`.
     public static func health(_ service: String) -> Method<Empty, HealthStatus> {
-        Method(service, "_health", "Whether the service is serving (grpc.health.v1 style).")
+        Method(service: service, "_health", "Whether the service is serving (grpc.health.v1 style).")
     }
 
     /// `_describe`: the service's methods and events with their JSON shapes.
     public static func describe(_ service: String) -> Method<Empty, ServiceDescription> {
-        Method(service, "_describe", "The service's methods and events, with request, response and payload shapes.")
+        Method(service: service, "_describe", "The service's methods and events, with request, response and payload shapes.")
     }
 
     /// `_events.replay`: the stored events of the service's durable stream after a `seq`.
     public static func eventsReplay(_ service: String) -> Method<ReplayRequest, ReplayResponse> {
-        Method(service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up.")
+        Method(service: service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up.")
     }
 
     /// `_backup` (a StudyBus extension, not in the wire protocol): an online copy of the service's
     /// SQLite file in the attachment frame. Only services that own a database answer it.
     public static func backup(_ service: String) -> Method<Empty, BackupInfo> {
-        Method(service, "_backup", "An online copy of the service's SQLite file, in the attachment frame, with its size, SHA-256 and migrations.")
+        Method(service: service, "_backup", "An online copy of the service's SQLite file, in the attachment frame, with its size, SHA-256 and migrations.")
     }
 }

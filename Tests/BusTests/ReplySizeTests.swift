@@ -13,7 +13,7 @@ struct FillerReply: Codable, Sendable {
     var text: String
 }
 
-let filler = Method<FillerRequest, FillerReply>("filler", "fill", "Returns a text of the size asked for.")
+let filler = Method<FillerRequest, FillerReply>(service: "filler", "fill", "Returns a text of the size asked for.")
 
 @Suite("Messages larger than the broker accepts")
 struct ReplySizeTests {

@@ -52,7 +52,7 @@ final class FakeProducer: Sendable {
     @discardableResult
     func publish(_ topic: String, _ payload: JSONValue, user: String) throws -> String {
         let id = try database.pool.write { db -> String in
-            let seq = try Outbox.append(db, Topic<JSONValue>(topic, ""), payload, user: user)
+            let seq = try Outbox.append(db, Topic<JSONValue>(service: service, topic, ""), payload, user: user)
             return try String.fetchOne(db, sql: "SELECT id FROM bus_outbox WHERE seq = ?", arguments: [seq])!
         }
         outbox.notifyCommitted()

@@ -13,8 +13,8 @@ struct NoteAdded: Codable, Sendable, Equatable {
     var n: Int
 }
 
-let noteAdded = Topic<NoteAdded>("note.added", "A note was added.")
-let noteOther = Topic<NoteAdded>("other.thing", "Something the consumer ignores.")
+let noteAdded = Topic<NoteAdded>(service: "test", "note.added", "A note was added.")
+let noteOther = Topic<NoteAdded>(service: "test", "other.thing", "Something the consumer ignores.")
 
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "studybus-\(UUID().uuidString)")

@@ -49,10 +49,10 @@ public struct OpaqueError: Error {}
 
 public struct EchoContract: ServiceContract {
     public static let serviceName = "echo"
-    public let echo = Method<EchoRequest, EchoReply>("echo", "echo", "Returns the text, the caller's user and the attachment size.")
-    public let fail = Method<FailRequest, Empty>("echo", "fail", "Throws the kind of error asked for.")
-    public let upper = Method<EchoRequest, EchoReply>("echo", "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.")
-    public let echoed = Topic<EchoReply>("echo.echoed", "Published for every echo.")
+    public let echo = Method<EchoRequest, EchoReply>(Self.self, "echo", "Returns the text, the caller's user and the attachment size.")
+    public let fail = Method<FailRequest, Empty>(Self.self, "fail", "Throws the kind of error asked for.")
+    public let upper = Method<EchoRequest, EchoReply>(Self.self, "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.")
+    public let echoed = Topic<EchoReply>(Self.self, "echo.echoed", "Published for every echo.")
 }
 
 public let Echo = EchoContract()

@@ -1,0 +1,290 @@
+import Foundation
+import Wire
+
+// Payloads of the scheduler's habit methods (`habits.*`).
+
+/// How often a task is scheduled.
+public enum FrequencyKind: String, WireEnum {
+    case daily, weekdays
+}
+
+/// A task's frequency: every day, or specific ISO weekdays (1 Monday … 7 Sunday).
+public struct HabitFrequency: Codable, Sendable, Equatable {
+    public var kind: FrequencyKind
+    /// For `weekdays`: 1..7, at least one.
+    public var weekdays: [Int]?
+    public init(kind: FrequencyKind, weekdays: [Int]? = nil) {
+        self.kind = kind
+        self.weekdays = weekdays
+    }
+    /// Every day.
+    public static let daily = HabitFrequency(kind: .daily)
+    /// On the given ISO weekdays.
+    public static func on(_ weekdays: [Int]) -> HabitFrequency { HabitFrequency(kind: .weekdays, weekdays: weekdays) }
+}
+
+/// `habits.systems.create`.
+public struct HabitSystemCreate: Codable, Sendable, Equatable {
+    /// 1..200 characters.
+    public var name: String
+    /// The identity the system builds ("I am a runner"), up to 500 characters.
+    public var identity: String?
+    /// Up to 100 characters.
+    public var category: String?
+    public init(name: String, identity: String? = nil, category: String? = nil) {
+        self.name = name
+        self.identity = identity
+        self.category = category
+    }
+}
+
+/// A system id.
+public struct HabitSystemID: Codable, Sendable, Equatable {
+    public var systemId: String
+    public init(systemId: String) { self.systemId = systemId }
+}
+
+/// A task id.
+public struct HabitTaskID: Codable, Sendable, Equatable {
+    public var taskId: String
+    public init(taskId: String) { self.taskId = taskId }
+}
+
+/// A habit system with its tasks.
+public struct HabitSystem: Codable, Sendable, Equatable {
+    public var id: String
+    public var userId: String
+    public var name: String
+    public var identity: String?
+    public var category: String?
+    public var tasks: [HabitTask]
+    public var createdAt: Date
+    public var updatedAt: Date
+    public init(id: String, userId: String, name: String, identity: String?, category: String?, tasks: [HabitTask], createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.userId = userId
+        self.name = name
+        self.identity = identity
+        self.category = category
+        self.tasks = tasks
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `habits.systems.list` response.
+public struct HabitSystemList: Codable, Sendable, Equatable {
+    public var systems: [HabitSystem]
+    public init(systems: [HabitSystem]) { self.systems = systems }
+}
+
+/// The four laws of behaviour change, each optional (up to 500 characters).
+public struct FourLaws: Codable, Sendable, Equatable {
+    /// Make it obvious.
+    public var cue: String?
+    /// Make it attractive.
+    public var attractiveness: String?
+    /// Make it easy.
+    public var ease: String?
+    /// Make it satisfying.
+    public var reward: String?
+    public init(cue: String? = nil, attractiveness: String? = nil, ease: String? = nil, reward: String? = nil) {
+        self.cue = cue
+        self.attractiveness = attractiveness
+        self.ease = ease
+        self.reward = reward
+    }
+}
+
+/// `habits.tasks.create`.
+public struct HabitTaskCreate: Codable, Sendable, Equatable {
+    public var systemId: String
+    /// 1..200 characters.
+    public var name: String
+    public var frequency: HabitFrequency
+    public var laws: FourLaws?
+    /// Local reminder time `HH:MM`; null for none.
+    public var reminderTime: String?
+    public init(systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil) {
+        self.systemId = systemId
+        self.name = name
+        self.frequency = frequency
+        self.laws = laws
+        self.reminderTime = reminderTime
+    }
+}
+
+/// `habits.tasks.update`: replaces the editable fields.
+public struct HabitTaskUpdate: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var name: String
+    public var frequency: HabitFrequency
+    public var laws: FourLaws?
+    public var reminderTime: String?
+    public init(taskId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil) {
+        self.taskId = taskId
+        self.name = name
+        self.frequency = frequency
+        self.laws = laws
+        self.reminderTime = reminderTime
+    }
+}
+
+/// A habit task.
+public struct HabitTask: Codable, Sendable, Equatable {
+    public var id: String
+    public var userId: String
+    public var systemId: String
+    public var name: String
+    public var frequency: HabitFrequency
+    public var laws: FourLaws
+    public var reminderTime: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public init(id: String, userId: String, systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws, reminderTime: String?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.userId = userId
+        self.systemId = systemId
+        self.name = name
+        self.frequency = frequency
+        self.laws = laws
+        self.reminderTime = reminderTime
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// `habits.checkIn`.
+public struct CheckInRequest: Codable, Sendable, Equatable {
+    public var taskId: String
+    /// Local date `YYYY-MM-DD`, not after the user's today.
+    public var date: String
+    /// Up to 1000 characters.
+    public var note: String?
+    public init(taskId: String, date: String, note: String? = nil) {
+        self.taskId = taskId
+        self.date = date
+        self.note = note
+    }
+}
+
+/// `habits.undo`.
+public struct CheckInUndoRequest: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var date: String
+    public init(taskId: String, date: String) {
+        self.taskId = taskId
+        self.date = date
+    }
+}
+
+/// A check-in.
+public struct CheckIn: Codable, Sendable, Equatable {
+    public var id: String
+    public var userId: String
+    public var taskId: String
+    public var date: String
+    public var note: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+    public init(id: String, userId: String, taskId: String, date: String, note: String?, createdAt: Date, updatedAt: Date) {
+        self.id = id
+        self.userId = userId
+        self.taskId = taskId
+        self.date = date
+        self.note = note
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt
+    }
+}
+
+/// Completion over a window: scheduled days and the ones checked in.
+public struct CompletionRate: Codable, Sendable, Equatable {
+    public var scheduled: Int
+    public var completed: Int
+    /// completed / scheduled, or null when nothing was scheduled.
+    public var rate: Double?
+    public init(scheduled: Int, completed: Int) {
+        self.scheduled = scheduled
+        self.completed = completed
+        self.rate = scheduled == 0 ? nil : Double(completed) / Double(scheduled)
+    }
+}
+
+/// A task's streaks and completion.
+public struct HabitTaskStats: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var name: String
+    /// Consecutive scheduled days checked in, ending today (or the last scheduled day before, if today is still open).
+    public var currentStreak: Int
+    public var bestStreak: Int
+    public var scheduledToday: Bool
+    public var doneToday: Bool
+    public var today: CompletionRate
+    public var last7Days: CompletionRate
+    public var last30Days: CompletionRate
+    public init(taskId: String, name: String, currentStreak: Int, bestStreak: Int, scheduledToday: Bool, doneToday: Bool,
+                today: CompletionRate, last7Days: CompletionRate, last30Days: CompletionRate) {
+        self.taskId = taskId
+        self.name = name
+        self.currentStreak = currentStreak
+        self.bestStreak = bestStreak
+        self.scheduledToday = scheduledToday
+        self.doneToday = doneToday
+        self.today = today
+        self.last7Days = last7Days
+        self.last30Days = last30Days
+    }
+}
+
+/// `habits.checkIn` response.
+public struct CheckInResult: Codable, Sendable, Equatable {
+    public var checkIn: CheckIn
+    public var stats: HabitTaskStats
+    /// An encouraging line for the app to show.
+    public var message: String
+    public init(checkIn: CheckIn, stats: HabitTaskStats, message: String) {
+        self.checkIn = checkIn
+        self.stats = stats
+        self.message = message
+    }
+}
+
+/// `habits.stats`: one system's tasks, or all of the user's when `systemId` is null.
+public struct HabitStatsRequest: Codable, Sendable, Equatable {
+    public var systemId: String?
+    public init(systemId: String? = nil) { self.systemId = systemId }
+}
+
+/// A system's completion, summed over its tasks.
+public struct HabitSystemStats: Codable, Sendable, Equatable {
+    public var systemId: String
+    public var name: String
+    public var today: CompletionRate
+    public var last7Days: CompletionRate
+    public var last30Days: CompletionRate
+    public var tasks: [HabitTaskStats]
+    public init(systemId: String, name: String, today: CompletionRate, last7Days: CompletionRate, last30Days: CompletionRate, tasks: [HabitTaskStats]) {
+        self.systemId = systemId
+        self.name = name
+        self.today = today
+        self.last7Days = last7Days
+        self.last30Days = last30Days
+        self.tasks = tasks
+    }
+}
+
+/// `habits.stats` response.
+public struct HabitStats: Codable, Sendable, Equatable {
+    /// The user's local today, `YYYY-MM-DD`.
+    public var date: String
+    public var timeZone: String
+    public var systems: [HabitSystemStats]
+    public var message: String
+    public init(date: String, timeZone: String, systems: [HabitSystemStats], message: String) {
+        self.date = date
+        self.timeZone = timeZone
+        self.systems = systems
+        self.message = message
+    }
+}
