@@ -77,7 +77,11 @@ let package = Package(
         // broker: a library with the routing logic and a thin main.
         .target(
             name: "BrokerCore",
-            dependencies: ["Bus", "Threads", "Wire", "ZMQ", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Bus", "ServiceKit", "Threads", "Wire", "ZMQ",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Services/broker/BrokerCore"
         ),
         .executableTarget(

@@ -18,32 +18,17 @@ import Wire
 /// `bus_dead_letter` with the error, so one bad event cannot block the stream.
 ///
 /// ```swift
-/// let consumer = DurableConsumer(
-///     name: "scheduler", bus: bus, database: database,
-///     sources: [.init(service: "store", topics: ["flashcard."])], logger: logger
-/// ) { event, db in
-///     if event.topic == Store.flashcardCreated.name { try addCard(try event.decode(Store.flashcardCreated), db) }
-/// }
+/// var routes = EventRoutes()
+/// routes.on(Store.flashcardCreated) { card, header, db in try addCard(card, db) }
+/// let consumer = DurableConsumer(name: "scheduler", bus: bus, database: database, routes: routes, logger: logger)
 /// ```
 public final class DurableConsumer: Service, Sendable {
-    /// A producer whose stream is consumed, and which of its topics (prefixes) matter.
-    public struct Source: Sendable {
-        public var service: String
-        public var topics: [String]
-        public init(service: String, topics: [String]) {
-            self.service = service
-            self.topics = topics
-        }
-    }
-
-    /// Applies one event inside the write transaction that also advances the cursor.
-    public typealias Handler = @Sendable (BusEvent, Database) throws -> Void
-
     private let name: String
     private let bus: Bus
     private let database: ServiceDatabase
-    private let sources: [Source]
-    private let handler: Handler
+    private let routes: EventRoutes
+    /// The producers consumed from, derived once from the routes.
+    private let producers: Set<String>
     private let afterCommit: (@Sendable () -> Void)?
     private let logger: Logger
     private let catchUpInterval: Duration
@@ -79,17 +64,17 @@ public final class DurableConsumer: Service, Sendable {
     ///   - catchUpInterval: how often to ask producers for missed events even without a gap.
     ///   - afterCommit: called after each transaction that applied events (to wake other loops).
     public init(
-        name: String, bus: Bus, database: ServiceDatabase, sources: [Source], catchUpInterval: Duration = .seconds(5),
-        logger: Logger, afterCommit: (@Sendable () -> Void)? = nil, handler: @escaping Handler
+        name: String, bus: Bus, database: ServiceDatabase, routes: EventRoutes, catchUpInterval: Duration = .seconds(5),
+        logger: Logger, afterCommit: (@Sendable () -> Void)? = nil
     ) {
         self.name = name
         self.bus = bus
         self.database = database
-        self.sources = sources
+        self.routes = routes
+        producers = Set(routes.sources.map(\.service))
         self.catchUpInterval = catchUpInterval
         self.logger = logger
         self.afterCommit = afterCommit
-        self.handler = handler
     }
 
     private enum Input: Sendable {
@@ -99,7 +84,7 @@ public final class DurableConsumer: Service, Sendable {
 
     /// Subscribes, catches up with every source, then applies events as they come.
     public func run() async throws {
-        let subscription = try bus.subscribe(sources.flatMap(\.topics))
+        let subscription = try bus.subscribe(routes.topics)
         let (inputs, feed) = AsyncStream<Input>.makeStream()
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in
@@ -117,7 +102,7 @@ public final class DurableConsumer: Service, Sendable {
                 for await input in inputs {
                     switch input {
                     case .tick:
-                        for source in sources { await catchUp(source.service, state: &state) }
+                        for producer in producers.sorted() { await catchUp(producer, state: &state) }
                     case .event(let event):
                         await receive(event, state: &state)
                     }
@@ -167,7 +152,7 @@ public final class DurableConsumer: Service, Sendable {
     private func receive(_ event: BusEvent, state: inout ConsumerState) async {
         await loadCursors(&state)
         let header = event.header
-        guard sources.contains(where: { $0.service == header.source }) else { return }
+        guard producers.contains(header.source) else { return }
         let cursor = state.cursor(header.source, header.instance)
         if state.knows(header.source, header.instance) && header.seq == cursor + 1 {
             await apply([StoredEvent(topic: event.topic, header: header, payload: (try? JSONValue.parse(event.payload)) ?? .null)], state: &state)
@@ -211,20 +196,16 @@ public final class DurableConsumer: Service, Sendable {
         }
     }
 
-    private func wants(_ event: StoredEvent) -> Bool {
-        sources.contains { $0.service == event.header.source && $0.topics.contains { event.topic.hasPrefix($0) } }
-    }
-
     /// Applies `events` in order; each wanted one in its own transaction with the cursor, the
     /// unwanted ones just move the cursor. Stops at the first event that cannot be settled.
     private func apply(_ events: [StoredEvent], state: inout ConsumerState) async {
         var skipped: EventHeader?
         for event in events {
-            guard wants(event) else {
+            guard let apply = routes.route(topic: event.topic, source: event.header.source) else {
                 skipped = event.header
                 continue
             }
-            guard await settle(event) else { return }
+            guard await settle(event, apply) else { return }
             state.set(event.header)
             skipped = nil
         }
@@ -239,13 +220,13 @@ public final class DurableConsumer: Service, Sendable {
 
     /// Runs the handler and stores the cursor in one transaction (three tries); an event that
     /// keeps failing is parked in `bus_dead_letter`. Returns whether the cursor moved past it.
-    private func settle(_ stored: StoredEvent) async -> Bool {
+    private func settle(_ stored: StoredEvent, _ apply: EventRoutes.Apply) async -> Bool {
         let event = BusEvent(topic: stored.topic, header: stored.header, payload: stored.payload.jsonData, gap: nil)
         var lastError: (any Error)?
         for attempt in 1...3 {
             do {
-                try await database.pool.write { [handler] db in
-                    try handler(event, db)
+                try await database.pool.write { db in
+                    try apply(event, db)
                     try Self.storeCursor(db, stored.header)
                 }
                 afterCommit?()

@@ -5,25 +5,15 @@ import ServiceLifecycle
 import UnixSignals
 import Wire
 
-/// What a service's `main` gets to build its services from.
-public struct ServiceContext: Sendable {
-    /// The service name, e.g. `store`.
-    public let name: String
-    public let environment: Environment
-    public let logger: Logger
-    /// The bus connection; it is started before and stopped after the services built.
-    public let bus: Bus
-}
-
-/// The whole of a thin `main`: configuration from the environment, logging bootstrapped once,
-/// the bus, the service's own `Service`s, and a `ServiceGroup` that shuts everything down
-/// gracefully on SIGTERM or SIGINT, in reverse order.
+/// Runs a ``StudyBusService`` as a process: the whole of every `main`.
 ///
 /// ```swift
-/// await ServiceRunner.run("store") { context in
-///     [try StoreService(context: context)]
-/// }
+/// await ServiceRunner.run(StoreService.self)
 /// ```
+///
+/// It bootstraps logging once from `LOG_LEVEL` and `LOG_FORMAT`, reads the service's
+/// configuration and the bus endpoints from the environment, builds the service and runs its
+/// services in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT.
 public enum ServiceRunner {
     /// Bootstraps logging from `LOG_LEVEL` and `LOG_FORMAT`; returns the root logger.
     public static func bootstrapLogging(label: String, environment: Environment) -> Logger {
@@ -33,18 +23,23 @@ public enum ServiceRunner {
         return Logger(label: label)
     }
 
-    /// Runs until a signal stops it; exits with status 1 on a start-up or runtime error, 2 on a
-    /// configuration error.
-    public static func run(_ name: String, build: @Sendable (ServiceContext) async throws -> [any Service]) async -> Never {
-        let environment = Environment()
+    /// Runs `Service` until a signal stops it; exits with status 0 then, 1 on a start-up or
+    /// runtime error, 2 on a configuration error. `--help` prints the usage and exits.
+    public static func run<Service: StudyBusService>(_ type: Service.Type, environment: Environment = Environment()) async -> Never {
+        let name = Service.Configuration.serviceName
+        if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+            print(Service.Configuration.usage)
+            exit(0)
+        }
         let logger = bootstrapLogging(label: name, environment: environment)
         do {
             _ = try environment.logLevel()
             _ = try environment.logFormat()
-            let bus = try Bus(configuration: .fromEnvironment(service: name, environment.values), logger: logger)
-            let context = ServiceContext(name: name, environment: environment, logger: logger, bus: bus)
-            let services = try await build(context)
-            try await runGroup([bus] + services, logger: logger)
+            let context = ServiceContext(
+                configuration: try Service.Configuration(environment: environment), logger: logger,
+                busConfiguration: try .fromEnvironment(service: name, environment.values))
+            let service = try Service(context: context)
+            try await runGroup(service.services, logger: logger)
             logger.info("stopped")
             exit(0)
         } catch let error as BusError where error.code == .invalidArgument || error.code == .failedPrecondition {

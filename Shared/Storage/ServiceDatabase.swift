@@ -27,8 +27,17 @@ public final class ServiceDatabase: Sendable {
         self.durability = durability
     }
 
-    deinit {
-        checkpointer.withLock { $0 }?.stop()
+    /// Stops the background checkpointer and closes every connection, after the writes and
+    /// reads in progress; later uses fail. Blocks until then: call it off the cooperative pool,
+    /// once every user of the database has stopped (``DataOwner`` does, last before the bus).
+    /// - Throws: when a connection cannot be closed (a statement still in use); the database
+    ///   then stays open.
+    public func close() throws {
+        checkpointer.withLock { checkpointer in
+            defer { checkpointer = nil }
+            return checkpointer
+        }?.stop()
+        try pool.close()
     }
 
     /// Moves checkpoints off the writer: a thread of its own copies the write-ahead log back

@@ -48,9 +48,10 @@ struct CheckpointTests {
         #expect(after >= 200 * 8192, "the database file holds every row written, before and after the checkpointer started")
         #expect(try await database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM blob") } == 200)
         #expect(try database.integrityCheck() == "ok")
+        try database.close()
     }
 
-    @Test("releasing the database stops its checkpointer, and the file opens again with every row")
+    @Test("closing the database stops its checkpointer, and the file opens again with every row")
     func stopsWithTheDatabase() throws {
         let directory = try temporaryDirectory()
         do {
@@ -58,6 +59,7 @@ struct CheckpointTests {
             try database.checkpointInBackground(logger: testLogger("blobs"))
             try database.checkpointInBackground(logger: testLogger("blobs"))  // a second call keeps the one thread
             try Self.write(database, 0..<50)
+            try database.close()
         }
         // The thread and its connection are gone: an exclusive lock is granted at once.
         let reopened = try DatabaseQueue(path: directory.appending(path: "blobs.sqlite").path)

@@ -13,8 +13,8 @@ struct NoteAdded: Codable, Sendable, Equatable {
     var n: Int
 }
 
-let noteAdded = Topic<NoteAdded>(service: "test", "note.added", "A note was added.")
-let noteOther = Topic<NoteAdded>(service: "test", "other.thing", "Something the consumer ignores.")
+let noteAdded = Topic<NoteAdded>(service: "notes", "note.added", "A note was added.")
+let noteOther = Topic<NoteAdded>(service: "notes", "other.thing", "Something the consumer ignores.")
 
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "studybus-\(UUID().uuidString)")
@@ -72,14 +72,12 @@ func openTally(at directory: URL) throws -> ServiceDatabase {
 }
 
 func tallyConsumer(bus: Bus, database: ServiceDatabase, failOn: Int? = nil) -> DurableConsumer {
-    DurableConsumer(
-        name: "tally", bus: bus, database: database, sources: [.init(service: "notes", topics: ["note."])],
-        catchUpInterval: .milliseconds(200), logger: testLogger("tally")
-    ) { event, db in
-        let note = try event.decode(noteAdded)
+    var routes = EventRoutes()
+    routes.on(noteAdded) { note, header, db in
         if note.n == failOn { throw BusError.internal("refusing note \(note.n)") }
-        try db.execute(sql: "INSERT INTO seen (n, event_id) VALUES (?, ?)", arguments: [note.n, event.header.id])
+        try db.execute(sql: "INSERT INTO seen (n, event_id) VALUES (?, ?)", arguments: [note.n, header.id])
     }
+    return DurableConsumer(name: "tally", bus: bus, database: database, routes: routes, catchUpInterval: .milliseconds(200), logger: testLogger("tally"))
 }
 
 func seen(_ database: ServiceDatabase) throws -> [Int] {

@@ -24,13 +24,13 @@ final class TimerWorld: Sendable {
     let directory: URL
     let client: Bus
     let serviceBus: Bus
-    let server: TimerTickerServer
+    let server: TimerTickerService
     let tasks: [Task<Void, any Error>]
 
     var databaseURL: URL { directory.appending(path: "timer-ticker.sqlite") }
 
     private init(
-        broker: Broker, endpoints: Broker.Endpoints, directory: URL, client: Bus, serviceBus: Bus, server: TimerTickerServer, firing: Bool
+        broker: Broker, endpoints: Broker.Endpoints, directory: URL, client: Bus, serviceBus: Bus, server: TimerTickerService, firing: Bool
     ) {
         self.broker = broker
         self.endpoints = endpoints
@@ -38,21 +38,25 @@ final class TimerWorld: Sendable {
         self.client = client
         self.serviceBus = serviceBus
         self.server = server
-        // services are [outbox, engine with its completion writer, host]; without firing, the
-        // engine's thread never starts, as if the process died before any timer came due.
-        tasks = server.services.enumerated().filter { firing || $0.offset != 1 }.map { _, service in Task { try await service.run() } }
+        // Without firing, the completion writer (which starts the engine's thread) never runs, as
+        // if the process died before any timer came due.
+        tasks = server.services.filter { firing || String(describing: type(of: $0)) != "CompletionWriter" }.map { service in
+            Task { try await service.run() }
+        }
     }
 
     static func start(
-        configuration: TimerTickerConfiguration = TimerTickerConfiguration(), wallClock: any WallClock = SystemWallClock(),
+        settings: (inout TimerTickerConfiguration) -> Void = { _ in }, wallClock: any WallClock = SystemWallClock(),
         directory: URL? = nil, broker existing: (Broker, Broker.Endpoints)? = nil, firing: Bool = true
     ) async throws -> TimerWorld {
         let (broker, endpoints) = if let existing { existing } else { try await startBroker() }
         let directory = try directory ?? temporaryDirectory()
-        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "timer-ticker"), logger: testLogger("timer-ticker"))
-        let server = try TimerTickerServer(
-            bus: serviceBus, databaseURL: directory.appending(path: "timer-ticker.sqlite"), configuration: configuration,
-            wallClock: wallClock, logger: testLogger("timer-ticker"))
+        var configuration = TimerTickerConfiguration(databaseURL: directory.appending(path: "timer-ticker.sqlite"))
+        configuration.wallClock = wallClock
+        settings(&configuration)
+        let server = try TimerTickerService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("timer-ticker"), busConfiguration: busConfiguration(endpoints, source: "timer-ticker")))
+        let serviceBus = server.owner.bus
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let world = TimerWorld(broker: broker, endpoints: endpoints, directory: directory, client: client, serviceBus: serviceBus, server: server, firing: firing)
         try await eventually("timer-ticker serves") { (try? await client.call(Reserved.health("timer-ticker"), Empty())) != nil }

@@ -50,9 +50,7 @@ struct ServiceTests {
 
     @Test("every method on a timer in every state does what the status machine says, through the bus")
     func statusMachineOverTheBus() async throws {
-        var configuration = TimerTickerConfiguration()
-        configuration.maximumActiveTimers = 100
-        let world = try await TimerWorld.start(configuration: configuration)
+        let world = try await TimerWorld.start(settings: { $0.maximumActiveTimers = 100 })
         let actions: [(TimerAction, Method<TimerRef, CountdownTimer>?)] = [
             (.pause, TimerTicker.pauseTimer), (.resume, TimerTicker.resumeTimer), (.stop, TimerTicker.stopTimer),
             (.restart, TimerTicker.restartTimer), (.duplicate, TimerTicker.duplicateTimer), (.delete, nil),
@@ -145,9 +143,7 @@ struct ServiceTests {
 
     @Test("limits: running+paused per user is enforced atomically, bad fields are INVALID_ARGUMENT, others' timers NOT_FOUND")
     func limits() async throws {
-        var configuration = TimerTickerConfiguration()
-        configuration.maximumActiveTimers = 3
-        let world = try await TimerWorld.start(configuration: configuration)
+        let world = try await TimerWorld.start(settings: { $0.maximumActiveTimers = 3 })
         // Ten creations at once: exactly three get through.
         let results = await withTaskGroup(of: Bool.self) { group in
             for n in 0..<10 {
@@ -230,9 +226,7 @@ struct ServiceTests {
 
     @Test("a discard timer is deleted a while after completion, with timer.deleted; a keep timer stays")
     func discardAfterCompletion() async throws {
-        var configuration = TimerTickerConfiguration()
-        configuration.discardAfterSeconds = 1
-        let world = try await TimerWorld.start(configuration: configuration)
+        let world = try await TimerWorld.start(settings: { $0.discardAfterSeconds = 1 })
         let discard = try await world.call(TimerTicker.createTimer, .init(label: "gone", seconds: 1))
         let keep = try await world.call(TimerTicker.createTimer, .init(label: "kept", seconds: 1, endAction: .keep))
         try await eventually("the discard timer is deleted") {

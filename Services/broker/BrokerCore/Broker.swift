@@ -10,7 +10,7 @@ import ZMQ
 /// `bus.rpc` call traces, on one thread running one synchronous poll loop.
 ///
 /// ```swift
-/// let broker = Broker(configuration: .fromEnvironment(), logger: logger)
+/// let broker = try Broker(configuration: BrokerConfiguration(), logger: logger)
 /// let endpoints = try await broker.start()   // binds, or throws if it cannot
 /// ...
 /// await broker.stop()

@@ -1,10 +1,14 @@
 import Bus
 import Foundation
+import ServiceKit
+import ServiceLifecycle
 import Wire
 
-/// How the broker binds and behaves. ``fromEnvironment(_:)`` reads `BUS_RPC_BIND`,
-/// `BUS_PUB_BIND`, `BUS_SUB_BIND` and the `BROKER_*` variables.
-public struct BrokerConfiguration: Sendable {
+/// How the broker binds and behaves, from `BUS_RPC_BIND`, `BUS_PUB_BIND`, `BUS_SUB_BIND`,
+/// `BUS_HEARTBEAT_*`, `BUS_HWM` and the `BROKER_*` variables.
+public struct BrokerConfiguration: ServiceConfiguration {
+    public static let serviceName = BrokerProtocol.serviceName
+
     /// ROUTER for requests and workers (`BUS_RPC_BIND`).
     public var rpcBind = "tcp://*:5555"
     /// XSUB that publishers connect to (`BUS_PUB_BIND`).
@@ -31,24 +35,54 @@ public struct BrokerConfiguration: Sendable {
 
     /// Reads the environment; unset variables keep their defaults.
     /// - Throws: `INVALID_ARGUMENT` naming a variable with a bad value.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(BusError) -> BrokerConfiguration {
-        var configuration = BrokerConfiguration()
-        if let value = environment["BUS_RPC_BIND"], !value.isEmpty { configuration.rpcBind = value }
-        if let value = environment["BUS_PUB_BIND"], !value.isEmpty { configuration.pubBind = value }
-        if let value = environment["BUS_SUB_BIND"], !value.isEmpty { configuration.subBind = value }
-        if let value = environment["BUS_INSTANCE"], !value.isEmpty { configuration.instance = value }
-        func positive(_ name: String) throws(BusError) -> Int? {
-            guard let text = environment[name], !text.isEmpty else { return nil }
-            guard let number = Int(text), number > 0 else {
-                throw .invalidArgument("environment variable \(name) must be a positive integer, got '\(text)'")
-            }
-            return number
-        }
-        if let ms = try positive("BUS_HEARTBEAT_MS") { configuration.heartbeatInterval = .milliseconds(ms) }
-        if let count = try positive("BUS_HEARTBEAT_LIVENESS") { configuration.heartbeatLiveness = count }
-        if let count = try positive("BROKER_MAX_QUEUE") { configuration.maxQueuedPerService = count }
-        if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
-        if let count = try positive("BUS_HWM") { configuration.highWaterMark = Int32(clamping: count) }
-        return configuration
+    public init(environment: Environment) throws(BusError) {
+        rpcBind = environment.string("BUS_RPC_BIND", default: rpcBind)
+        pubBind = environment.string("BUS_PUB_BIND", default: pubBind)
+        subBind = environment.string("BUS_SUB_BIND", default: subBind)
+        instance = environment.string("BUS_INSTANCE", default: instance)
+        heartbeatInterval = .milliseconds(try environment.int("BUS_HEARTBEAT_MS", default: MDP.defaultHeartbeatIntervalMs, in: 1...Int(Int32.max)))
+        heartbeatLiveness = try environment.int("BUS_HEARTBEAT_LIVENESS", default: heartbeatLiveness, in: 1...1000)
+        maxQueuedPerService = try environment.int("BROKER_MAX_QUEUE", default: maxQueuedPerService, in: 1...Int(Int32.max))
+        maxMessageBytes = Int64(try environment.int("BROKER_MAX_MESSAGE_BYTES", default: Int(maxMessageBytes), in: 1...Int(Int32.max)))
+        highWaterMark = Int32(try environment.int("BUS_HWM", default: Int(highWaterMark), in: 1...Int(Int32.max)))
+    }
+
+    public static let usage = """
+        USAGE: broker
+
+        The StudyBus broker: 7/MDP request routing, the XSUB/XPUB event proxy, bus.rpc call traces.
+        Configured by environment variables:
+          BUS_RPC_BIND             ROUTER for requests and workers   (default tcp://*:5555)
+          BUS_PUB_BIND             XSUB publishers connect to        (default tcp://*:5556)
+          BUS_SUB_BIND             XPUB subscribers connect to       (default tcp://*:5557)
+          BUS_HEARTBEAT_MS         worker heartbeat interval         (default 2500)
+          BUS_HEARTBEAT_LIVENESS   heartbeats missed before removal  (default 3)
+          BROKER_MAX_QUEUE         requests waiting per service      (default 10000)
+          BROKER_MAX_MESSAGE_BYTES largest frame accepted            (default 67108864)
+          BUS_HWM                  messages queued per peer          (default 100000)
+          LOG_LEVEL, LOG_FORMAT    info|debug|…, text|json
+        Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
+        """
+}
+
+/// The broker as a process: its thread runs for the life of the service group.
+public final class BrokerService: StudyBusService {
+    public let broker: Broker
+
+    public init(context: ServiceContext<BrokerConfiguration>) throws {
+        broker = try Broker(configuration: context.configuration, logger: context.logger)
+    }
+
+    public var services: [any Service] { [BrokerRunner(broker: broker)] }
+}
+
+/// Runs the broker's thread until graceful shutdown.
+struct BrokerRunner: Service {
+    let broker: Broker
+
+    func run() async throws {
+        _ = try await broker.start()
+        try? await gracefulShutdown()
+        await broker.stop()
     }
 }

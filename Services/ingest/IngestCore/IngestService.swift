@@ -37,7 +37,7 @@ public final class IngestService: Sendable {
 
     /// The service of `context` configured from its environment.
     /// - Throws: `INVALID_ARGUMENT` naming a bad `INGEST_*` variable.
-    public static func fromEnvironment(_ context: ServiceContext) throws(BusError) -> IngestService {
+    public static func fromEnvironment(_ context: ProcessContext) throws(BusError) -> IngestService {
         let configuration = try IngestConfiguration.fromEnvironment(context.environment)
         context.logger.info("ingest settings", metadata: [
             "credit": "\(configuration.credit)", "concurrency": "\(configuration.concurrency)",

@@ -40,21 +40,15 @@ public final class NotifierService: Sendable {
         self.dispatcher = dispatcher
         let intake = Intake(configuration: configuration, clock: clock)
         consumer = DurableConsumer(
-            name: "notifier", bus: bus, database: database,
-            sources: [
-                .init(service: ConsumedTopics.timerTicker, topics: ["timer."]),
-                .init(service: ConsumedTopics.scheduler, topics: Array(ConsumedTopics.reminders).sorted()),
-                .init(service: ConsumedTopics.store, topics: [ConsumedTopics.materialIngested, ConsumedTopics.ingestFailed]),
-            ],
-            catchUpInterval: configuration.catchUpInterval, logger: logger, afterCommit: { dispatcher.wake() }
-        ) { event, db in try intake.apply(event, db) }
+            name: "notifier", bus: bus, database: database, routes: intake.routes,
+            catchUpInterval: configuration.catchUpInterval, logger: logger, afterCommit: { dispatcher.wake() })
         host = ServiceHost(bus: bus, contract: Notifier, credit: 64, logger: logger)
         host.serveBackup(of: database)
         API(database: database, clock: clock, apnsConfigured: configuration.apns != nil, wake: { dispatcher.wake() }).register(on: host)
     }
 
     /// Builds the notifier from a ServiceRunner context (`DATA_DIR`, `NOTIFIER_*`).
-    public convenience init(context: ServiceContext) throws {
+    public convenience init(context: ProcessContext) throws {
         try self.init(
             bus: context.bus, databaseURL: try context.environment.dataDirectory(service: "notifier").appending(path: "notifier.sqlite"),
             configuration: try NotifierConfiguration.fromEnvironment(context.environment), logger: context.logger)

@@ -46,7 +46,7 @@ public final class AIGatewayService: Service, Sendable {
     }
 
     /// The gateway as the environment configures it, with its database in DATA_DIR.
-    public static func fromEnvironment(_ context: ServiceContext) throws -> AIGatewayService {
+    public static func fromEnvironment(_ context: ProcessContext) throws -> AIGatewayService {
         let configuration = try GatewayConfiguration.fromEnvironment(context.environment)
         let database = try GatewayDatabase.open(in: try context.environment.dataDirectory(service: context.name), logger: context.logger)
         let service = try AIGatewayService(bus: context.bus, configuration: configuration, database: database, logger: context.logger)

@@ -13,22 +13,17 @@ import Wire
 /// cursor.
 enum StoreCards {
     static func consumer(bus: Bus, database: ServiceDatabase, clock: any WallClock, catchUpInterval: Duration, logger: Logger) -> DurableConsumer {
-        DurableConsumer(name: "scheduler", bus: bus, database: database, sources: [.init(service: StoreContract.serviceName, topics: ["flashcard."])],
-                        catchUpInterval: catchUpInterval, logger: logger) { event, db in
-            switch event.topic {
-            case Store.flashcardCreated.name:
-                let card = try event.decode(Store.flashcardCreated)
-                _ = try ReviewBook.add([reference(card)], db, user: card.userId, now: clock.now())
-            case Store.flashcardUpdated.name:
-                let card = try event.decode(Store.flashcardUpdated)
-                try ReviewBook.move(reference(card), db, user: card.userId, now: clock.now())
-            case Store.flashcardDeleted.name:
-                let card = try event.decode(Store.flashcardDeleted)
-                _ = try ReviewBook.remove([card.id], db, user: card.userId)
-            default:
-                return
-            }
+        var routes = EventRoutes()
+        routes.on(Store.flashcardCreated) { card, _, db in
+            _ = try ReviewBook.add([reference(card)], db, user: card.userId, now: clock.now())
         }
+        routes.on(Store.flashcardUpdated) { card, _, db in
+            try ReviewBook.move(reference(card), db, user: card.userId, now: clock.now())
+        }
+        routes.on(Store.flashcardDeleted) { card, _, db in
+            _ = try ReviewBook.remove([card.id], db, user: card.userId)
+        }
+        return DurableConsumer(name: "scheduler", bus: bus, database: database, routes: routes, catchUpInterval: catchUpInterval, logger: logger)
     }
 
     private static func reference(_ card: Flashcard) -> ReviewCardAdd {

@@ -9,7 +9,7 @@ import Wire
 /// The `timers.*` methods. Each change is one write transaction: it reads the timer, records the
 /// end of its run first if that end has passed (so a request never acts on a run that is over),
 /// applies the status machine, writes the row and its event, and updates the engine after commit.
-struct TimerHandlers: Sendable {
+struct TimerMethods: Sendable {
     let database: ServiceDatabase
     let outbox: Outbox
     let sync: EngineSync
@@ -17,42 +17,49 @@ struct TimerHandlers: Sendable {
     let wallClock: any WallClock
     let maximumActiveTimers: Int
 
-    func register(on host: ServiceHost) {
-        host.handle(TimerTicker.createTimer) { request, context in
-            let user = try context.requireUser()
-            return try await change(context) { db, nowMs in try create(db, request, user: user, nowMs: nowMs) }
+    static func register(_ handlers: Handlers<TimerTickerService>) {
+        handlers.handle(TimerTicker.createTimer) { service, request, context in try await service.timers.create(request, context) }
+        handlers.handle(TimerTicker.pauseTimer) { service, request, context in try await service.timers.transition(.pause, request, context) }
+        handlers.handle(TimerTicker.resumeTimer) { service, request, context in try await service.timers.transition(.resume, request, context) }
+        handlers.handle(TimerTicker.stopTimer) { service, request, context in try await service.timers.transition(.stop, request, context) }
+        handlers.handle(TimerTicker.restartTimer) { service, request, context in try await service.timers.transition(.restart, request, context) }
+        handlers.handle(TimerTicker.duplicateTimer) { service, request, context in
+            try await service.timers.transition(.duplicate, request, context)
         }
-        host.handle(TimerTicker.pauseTimer) { request, context in try await transition(.pause, request, context) }
-        host.handle(TimerTicker.resumeTimer) { request, context in try await transition(.resume, request, context) }
-        host.handle(TimerTicker.stopTimer) { request, context in try await transition(.stop, request, context) }
-        host.handle(TimerTicker.restartTimer) { request, context in try await transition(.restart, request, context) }
-        host.handle(TimerTicker.duplicateTimer) { request, context in try await transition(.duplicate, request, context) }
-        host.handle(TimerTicker.deleteTimer) { request, context in
-            _ = try await transition(.delete, request, context)
+        handlers.handle(TimerTicker.deleteTimer) { service, request, context in
+            _ = try await service.timers.transition(.delete, request, context)
             return Empty()
         }
-        host.handle(TimerTicker.getTimer) { request, context in
-            let user = try context.requireUser()
-            let nowMs = wallClock.now().unixMilliseconds
-            guard let row = try await database.pool.read({ db in try TimerRow.fetch(db, id: request.id, user: user) }) else {
-                throw Self.notFound(request.id)
-            }
-            return row.record(nowMs: nowMs)
+        handlers.handle(TimerTicker.getTimer) { service, request, context in try await service.timers.get(request, context) }
+        handlers.handle(TimerTicker.listTimers) { service, request, context in try await service.timers.list(request, context) }
+    }
+
+    func create(_ request: CreateTimerRequest, _ context: RequestContext) async throws -> CountdownTimer {
+        let user = try context.requireUser()
+        return try await change(context) { db, nowMs in try create(db, request, user: user, nowMs: nowMs) }
+    }
+
+    func get(_ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
+        let user = try context.requireUser()
+        let nowMs = wallClock.now().unixMilliseconds
+        guard let row = try await database.pool.read({ db in try TimerRow.fetch(db, id: request.id, user: user) }) else {
+            throw Self.notFound(request.id)
         }
-        host.handle(TimerTicker.listTimers) { request, context in
-            let user = try context.requireUser()
-            let limit = request.limit ?? 1000
-            guard (1...1000).contains(limit) else { throw BusError.invalidArgument("field 'limit' must be 1 to 1000, got \(limit)") }
-            let statuses = request.statuses ?? TimerStatus.allCases
-            let nowMs = wallClock.now().unixMilliseconds
-            let rows = try await database.pool.read { db in
-                try TimerRow.fetchAll(db, sql: """
-                    SELECT * FROM timer WHERE user_id = ? AND status IN (SELECT value FROM json_each(?))
-                    ORDER BY created_ms, engine_key LIMIT ?
-                    """, arguments: [user, JSONValue.array(statuses.map { .string($0.rawValue) }).jsonText, limit])
-            }
-            return TimerList(timers: rows.map { $0.record(nowMs: nowMs) })
+        return row.record(nowMs: nowMs)
+    }
+
+    func list(_ request: ListTimersRequest, _ context: RequestContext) async throws -> TimerList {
+        let user = try context.requireUser()
+        let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 1000)
+        let statuses = request.statuses ?? TimerStatus.allCases
+        let nowMs = wallClock.now().unixMilliseconds
+        let rows = try await database.pool.read { db in
+            try TimerRow.fetchAll(db, sql: """
+                SELECT * FROM timer WHERE user_id = ? AND status IN (SELECT value FROM json_each(?))
+                ORDER BY created_ms, engine_key LIMIT ?
+                """, arguments: [user, JSONValue.array(statuses.map { .string($0.rawValue) }).jsonText, limit])
         }
+        return TimerList(timers: rows.map { $0.record(nowMs: nowMs) })
     }
 
     static func notFound(_ id: String) -> BusError { .notFound("timer '\(id)' not found") }
@@ -71,7 +78,7 @@ struct TimerHandlers: Sendable {
         return result
     }
 
-    private func transition(_ action: TimerAction, _ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
+    func transition(_ action: TimerAction, _ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
         let user = try context.requireUser()
         try await recordOverdueCompletion(id: request.id, user: user)
         return try await change(context) { db, nowMs in
