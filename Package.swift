@@ -1,4 +1,5 @@
 // swift-tools-version: 6.2
+import Foundation
 import PackageDescription
 
 let package = Package(
@@ -102,8 +103,6 @@ let package = Package(
         ),
         .executableTarget(name: "busctl", dependencies: ["BusCtlCore"], path: "Services/busctl/main"),
 
-        // Benchmarks: the Swift processes of scripts/bench-bus.
-        .executableTarget(name: "bus-bench", dependencies: ["Bus", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
 
         // MARK: timer-ticker
         .target(
@@ -117,11 +116,6 @@ let package = Package(
             path: "Services/timer-ticker/TimerTickerCore"
         ),
         .executableTarget(name: "timer-ticker", dependencies: ["TimerTickerCore", "ServiceKit"], path: "Services/timer-ticker/main"),
-        .executableTarget(
-            name: "TimerTickerBench",
-            dependencies: ["TimerTickerCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Benchmarks/TimerTickerBench"
-        ),
 
         // MARK: ai-gateway
         .target(
@@ -135,11 +129,6 @@ let package = Package(
             path: "Services/ai-gateway/AIGatewayCore"
         ),
         .executableTarget(name: "ai-gateway", dependencies: ["AIGatewayCore", "ServiceKit"], path: "Services/ai-gateway/main"),
-        .executableTarget(
-            name: "AIGatewayBench",
-            dependencies: ["AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", .product(name: "Logging", package: "swift-log")],
-            path: "Benchmarks/AIGatewayBench"
-        ),
 
         // MARK: scheduler
         .target(
@@ -153,7 +142,6 @@ let package = Package(
             path: "Services/scheduler/SchedulerCore"
         ),
         .executableTarget(name: "scheduler", dependencies: ["SchedulerCore", "ServiceKit"], path: "Services/scheduler/main"),
-        .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Threads", "Wire", "Contracts"], path: "Benchmarks/SchedulerBench"),
 
         // MARK: store
         // store: the system of record for study content (SQLite + FTS5), a library and a thin main.
@@ -169,15 +157,6 @@ let package = Package(
             path: "Services/store/StoreCore"
         ),
         .executableTarget(name: "store", dependencies: ["StoreCore", "ServiceKit"], path: "Services/store/main"),
-        .executableTarget(
-            name: "StoreBench",
-            dependencies: [
-                "StoreCore", "BrokerCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            ],
-            path: "Benchmarks/StoreBench"
-        ),
 
         // MARK: notifier
         .target(
@@ -192,11 +171,6 @@ let package = Package(
             path: "Services/notifier/NotifierCore"
         ),
         .executableTarget(name: "notifier", dependencies: ["NotifierCore", "ServiceKit"], path: "Services/notifier/main"),
-        .executableTarget(
-            name: "NotifierBench",
-            dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
-            path: "Benchmarks/NotifierBench"
-        ),
 
         // MARK: ingest
         // ingest: stateless workers that turn uploaded files into text, chunks, summaries and
@@ -213,11 +187,6 @@ let package = Package(
             path: "Services/ingest/IngestCore"
         ),
         .executableTarget(name: "ingest", dependencies: ["IngestCore", "ServiceKit"], path: "Services/ingest/main"),
-        .executableTarget(
-            name: "IngestBench",
-            dependencies: ["Bus", "Threads", "Wire", "Contracts", .product(name: "Logging", package: "swift-log")],
-            path: "Benchmarks/IngestBench"
-        ),
 
         // Tests.
         .target(
@@ -286,6 +255,44 @@ let package = Package(
         ),
     ]
 )
+
+// The benchmark processes of scripts/bench-*, built only when asked (the scripts set
+// STUDYBUS_BENCHMARKS=1), so that `swift build` and CI build what users run and test.
+if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
+    package.targets += [
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+        .executableTarget(
+            name: "TimerTickerBench",
+            dependencies: ["TimerTickerCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/TimerTickerBench"
+        ),
+        .executableTarget(
+            name: "AIGatewayBench",
+            dependencies: ["AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/AIGatewayBench"
+        ),
+        .executableTarget(name: "SchedulerBench", dependencies: ["SchedulerCore", "Bus", "Threads", "Wire", "Contracts"], path: "Benchmarks/SchedulerBench"),
+        .executableTarget(
+            name: "StoreBench",
+            dependencies: [
+                "StoreCore", "BrokerCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/StoreBench"
+        ),
+        .executableTarget(
+            name: "NotifierBench",
+            dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Benchmarks/NotifierBench"
+        ),
+        .executableTarget(
+            name: "IngestBench",
+            dependencies: ["Bus", "Threads", "Wire", "Contracts", .product(name: "Logging", package: "swift-log")],
+            path: "Benchmarks/IngestBench"
+        ),
+    ]
+}
 
 // One place for the compiler settings of every Swift target: Swift 6 language mode (complete
 // strict concurrency checking) plus the upcoming features we want enforced everywhere.
