@@ -74,7 +74,7 @@ public final class ServiceDatabase: Sendable {
         configuration.prepareDatabase { db in
             // Temporary files in memory: above all statement journals, which SQLite otherwise
             // spills to /var/tmp once a statement changes 64 KiB of pages already changed in its
-            // transaction (every insert of a 1,000-chunk put did: 423,000 writes over the 30 puts of a StoreBench run).
+            // transaction, as large puts do (docs/benchmarks.md, "The store's 1 MB put").
             try db.execute(sql: "PRAGMA synchronous = \(durability.pragma); PRAGMA temp_store = MEMORY")
         }
         do {
