@@ -40,6 +40,8 @@ final class WorkerEndpoint: LoopEndpoint {
     /// Read and changed for every message. Exclusivity checks off, as for the loop's own state
     /// (see IOLoop): only the I/O thread touches it, and no access spans another.
     @exclusivity(unchecked) private var state: WorkerState
+    /// When the endpoint was made, on the loop's clock: the state's times count from here.
+    private let origin: ContinuousClock.Instant
     /// The message being read: received into the same parts every time.
     private let message = ZMQMultipart()
 
@@ -48,20 +50,24 @@ final class WorkerEndpoint: LoopEndpoint {
         self.credit = credit
         self.deliver = deliver
         self.logger = loop.logger
-        state = WorkerState(configuration: loop.configuration, now: loop.clock.now)
+        origin = loop.clock.now
+        state = WorkerState(configuration: loop.configuration)
         connect(loop)
     }
 
     var socket: ZMQSocket? { state.socket }
 
+    /// The time on the loop's clock, as the state counts it.
+    private func now(_ loop: IOLoop) -> Duration { loop.clock.now - origin }
+
     private func connect(_ loop: IOLoop) {
         do {
             let socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
             try socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
-            state.connected(socket, now: loop.clock.now)
+            state.connected(socket, now: now(loop))
         } catch {
             logger.error("cannot connect worker to the broker", metadata: ["service": "\(service)", "error": "\(error)"])
-            state.connectFailed(now: loop.clock.now)
+            state.connectFailed(now: now(loop))
         }
         loop.socketsChanged()
     }
@@ -114,7 +120,7 @@ final class WorkerEndpoint: LoopEndpoint {
                 logger.warning("dropping a malformed message from the broker", metadata: ["service": "\(service)"])
                 continue
             }
-            let (next, rejoined) = state.received(inbound(command), now: loop.clock.now)
+            let (next, rejoined) = state.received(inbound(command), now: now(loop))
             if rejoined {
                 logger.info("worker reconnected to the broker", metadata: ["service": "\(service)", "credit": "\(credit)"])
             }
@@ -159,10 +165,10 @@ final class WorkerEndpoint: LoopEndpoint {
         }
     }
 
-    var nextDeadline: ContinuousClock.Instant? { state.nextDeadline }
+    var nextDeadline: ContinuousClock.Instant? { state.nextDeadline.map { origin + $0 } }
 
     func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {
-        switch state.timerFired(now: now) {
+        switch state.timerFired(now: now - origin) {
         case .connect:
             connect(loop)
         case .sendHeartbeat(let socket):
@@ -186,10 +192,14 @@ final class WorkerEndpoint: LoopEndpoint {
 
 /// The states of a worker's connection to the broker and their transitions, without the I/O:
 /// each transition returns what the endpoint must do next.
+///
+/// Times are durations on the I/O loop's clock since the endpoint was made. A
+/// `ContinuousClock.Instant` is resilient: in the enum it would turn every read and write of the
+/// state, once per message, into runtime calls.
 struct WorkerState {
     enum Connection {
         /// No connection: the next attempt is due at `retryAt`.
-        case disconnected(retryAt: ContinuousClock.Instant)
+        case disconnected(retryAt: Duration)
         /// READY went out on the link's socket.
         case connected(Link)
         /// Closed for good (the bus shut down or the host stopped serving).
@@ -203,9 +213,9 @@ struct WorkerState {
         /// came on, because a broker that lost a connection has forgotten its requests.
         let generation: Int
         /// When the next heartbeat goes to the broker.
-        var heartbeatAt: ContinuousClock.Instant
+        var heartbeatAt: Duration
         /// When the broker counts as lost, unless it sends something first.
-        var expiresAt: ContinuousClock.Instant
+        var expiresAt: Duration
         /// Whether the broker has sent a request or a heartbeat on this connection. Only that
         /// starts the back-off over: libzmq connects lazily, so a connection made says nothing
         /// of the broker.
@@ -263,8 +273,8 @@ struct WorkerState {
     let liveness: Duration
 
     /// A worker about to make its first connection.
-    init(configuration: BusConfiguration, now: ContinuousClock.Instant) {
-        connection = .disconnected(retryAt: now)
+    init(configuration: BusConfiguration) {
+        connection = .disconnected(retryAt: .zero)
         initialBackoff = configuration.reconnectInitialDelay
         maximumBackoff = configuration.reconnectMaximumDelay
         backoff = initialBackoff
@@ -285,7 +295,7 @@ struct WorkerState {
         return link.socket
     }
 
-    var nextDeadline: ContinuousClock.Instant? {
+    var nextDeadline: Duration? {
         switch connection {
         case .disconnected(let retryAt): retryAt
         case .connected(let link): min(link.heartbeatAt, link.expiresAt)
@@ -294,18 +304,18 @@ struct WorkerState {
     }
 
     /// READY went out on a new connection.
-    mutating func connected(_ socket: ZMQSocket, now: ContinuousClock.Instant) {
+    mutating func connected(_ socket: ZMQSocket, now: Duration) {
         generation += 1
         connection = .connected(Link(socket: socket, generation: generation, heartbeatAt: now + heartbeatInterval, expiresAt: now + liveness))
     }
 
     /// No connection could be made: the next attempt waits for the back-off.
-    mutating func connectFailed(now: ContinuousClock.Instant) {
+    mutating func connectFailed(now: Duration) {
         connection = .disconnected(retryAt: nextAttempt(now: now))
     }
 
     /// When to try to connect again; the attempt after that waits twice as long.
-    private mutating func nextAttempt(now: ContinuousClock.Instant) -> ContinuousClock.Instant {
+    private mutating func nextAttempt(now: Duration) -> Duration {
         defer { backoff = min(backoff * 2, maximumBackoff) }
         return now + backoff
     }
@@ -314,7 +324,7 @@ struct WorkerState {
 
     /// A well-formed message arrived from the broker. `rejoined` is true for the first request or
     /// heartbeat on a connection that replaced a lost one.
-    mutating func received(_ inbound: Inbound, now: ContinuousClock.Instant) -> (next: InboundAction, rejoined: Bool) {
+    mutating func received(_ inbound: Inbound, now: Duration) -> (next: InboundAction, rejoined: Bool) {
         guard case .connected(var link) = connection else { return (.none, false) }
         link.expiresAt = now + liveness
         var rejoined = false
@@ -339,7 +349,7 @@ struct WorkerState {
         }
     }
 
-    mutating func timerFired(now: ContinuousClock.Instant) -> TimerAction {
+    mutating func timerFired(now: Duration) -> TimerAction {
         switch connection {
         case .disconnected(let retryAt):
             return retryAt <= now ? .connect : .none
