@@ -1,6 +1,5 @@
-/// Finds where a run of string bytes that need no attention ends, eight bytes at a time: the
-/// scans of every JSON string read and written (payload texts run to thousands of bytes, and a
-/// byte-by-byte loop was a tenth of a worker's CPU).
+/// Finds where a run of string bytes that need no attention ends, eight bytes at a time: every
+/// JSON string read and written is scanned, and payload texts run to thousands of bytes.
 enum JSONScan {
     private static let ones: UInt64 = 0x0101_0101_0101_0101
     private static let highBits: UInt64 = 0x8080_8080_8080_8080

@@ -3,11 +3,11 @@ import Foundation
 /// Decodes payload JSON (wire protocol §5) straight from its bytes, in the common case; where it
 /// is not sure, Foundation's `JSONDecoder` (configured as `WireCoding.decoder()`) decides.
 ///
-/// Every request, reply and event is decoded once, and Foundation's decoder was the largest
-/// single cost of a small call on the worker side (14% of its CPU). This one keeps no coding
-/// path and makes no boxed values. It is strict: anything unusual — a number in exponent form
-/// for an integer, a key with escapes or beyond ASCII, `Float`, `URL` or `Decimal`, an object of more than 64
-/// members, a super decoder — and every error, even one a type catches itself, make
+/// Every request, reply and event is decoded once, and Foundation's decoder would be the largest
+/// single cost of a small call on the worker side. This one keeps no coding path and makes no
+/// boxed values. It is strict: anything unusual — a number in exponent form for an integer, a key
+/// with escapes or beyond ASCII, `Float`, `URL` or `Decimal`, an object of more than 64 members,
+/// a super decoder — and every error, even one a type catches itself, make
 /// ``decode(_:from:)`` return nil, and `WireCoding.decode` asks Foundation, whose answer
 /// (value or error, with its coding path) is the one callers get.
 enum PayloadDecoder {

@@ -3,12 +3,11 @@ import Foundation
 /// Encodes `Encodable` values as payload JSON (wire protocol §5) by writing each value into
 /// bytes as it is given.
 ///
-/// Foundation's `JSONEncoder` first builds a tree of boxed values and then serialises the tree.
-/// Every request, reply and event is encoded once, and on a small call that tree was the
-/// largest single cost: 15% of the scheduler's CPU per review went into encoding its reply.
-/// The output is the JSON `WireCoding.encoder()` writes (dates in ISO 8601 with milliseconds,
-/// `Data` as Base64, numbers in the same text), with keys in the order they are encoded where
-/// Foundation's order is unspecified.
+/// Foundation's `JSONEncoder` first builds a tree of boxed values and then serialises the tree,
+/// and every request, reply and event is encoded once: on a small call, that tree would be the
+/// largest single cost. The output is the JSON `WireCoding.encoder()` writes (dates in ISO 8601
+/// with milliseconds, `Data` as Base64, numbers in the same text), with keys in the order they
+/// are encoded where Foundation's order is unspecified.
 ///
 /// Writing as it goes needs containers used in order, which is how synthesized and nearly all
 /// hand-written `encode(to:)` use them. A value that writes to a container it has already left,

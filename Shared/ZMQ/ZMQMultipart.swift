@@ -21,7 +21,7 @@ public final class ZMQMultipart {
     public let capacity: Int
     // Every part read, send and receive checks these; unchecked, because the multipart is
     // owned by one thread and no method holds an access to them across a call that could
-    // touch them again (Swift's dynamic exclusivity checks were a tenth of the broker's work).
+    // touch them again, and the dynamic checks would be a large share of the broker's work.
     /// The parts kept of the last message received or moved in (at most ``capacity``).
     @exclusivity(unchecked) public private(set) var count = 0
     /// The parts the last message had; more than ``count`` when it had more than ``capacity``.

@@ -9,11 +9,11 @@ struct BlockingClientTests {
     /// Runs `calls` with a blocking client of the echo service, on a thread of its own as a
     /// blocking caller would: blocking a thread of the cooperative pool could starve the
     /// in-process echo service the calls go to.
-    private func withBlockingClient<T: Sendable>(_ calls: @escaping @Sendable (BlockingClient) throws -> T) async throws -> T {
+    private func withEchoClient<T: Sendable>(_ calls: @escaping @Sendable (BlockingClient) throws -> T) async throws -> T {
         let world = try await EchoWorld.start()
         let configuration = busConfiguration(world.endpoints, source: "blocking")
         do {
-            let result = try await onOwnThread { try calls(BlockingClient(configuration: configuration)) }
+            let result = try await onOwnThread { try withBlockingClient(configuration: configuration, calls) }
             await world.stop()
             return result
         } catch {
@@ -30,7 +30,7 @@ struct BlockingClientTests {
 
     @Test("a blocking call returns the typed response with the header fields and the attachment")
     func roundTrip() async throws {
-        let reply = try await withBlockingClient { client in
+        let reply = try await withEchoClient { client in
             try client.call(Echo.echo, EchoRequest(text: "hi"), options: CallOptions(
                 user: "u1", meta: ["traceparent": "00-abc-def-01"], idempotencyKey: "k1", attachment: Data(count: 1234)))
         }
@@ -39,7 +39,7 @@ struct BlockingClientTests {
 
     @Test("service errors and broker refusals arrive as the same BusError as through Bus")
     func errors() async throws {
-        let (notFound, unknownService, undecodable) = try await withBlockingClient { client in
+        let (notFound, unknownService, undecodable) = try await withEchoClient { client in
             (Self.failure { _ = try client.call(Echo.fail, FailRequest(kind: .notFound)) },
              Self.failure { _ = try client.callRaw(service: "nobody", method: "x", payload: Data("{}".utf8)) },
              Self.failure { _ = try client.callRaw(service: "echo", method: "echo", payload: Data(#"{"text":5}"#.utf8)) })
@@ -51,7 +51,7 @@ struct BlockingClientTests {
 
     @Test("a call past its deadline is DEADLINE_EXCEEDED, and its late reply is not taken for the next call's")
     func deadlineAndLateReply() async throws {
-        let (timedOut, elapsed, next) = try await withBlockingClient { client in
+        let (timedOut, elapsed, next) = try await withEchoClient { client in
             let started = ContinuousClock.now
             let timedOut = Self.failure {
                 _ = try client.call(Echo.echo, EchoRequest(text: "late", delayMs: 300), options: CallOptions(timeout: .milliseconds(100)))
@@ -71,12 +71,13 @@ struct BlockingClientTests {
         let world = try await EchoWorld.start(credit: 16)
         let configuration = busConfiguration(world.endpoints, source: "pipelined")
         let outcomes = try await onOwnThread {
-            let client = try BlockingClient(configuration: configuration)
-            var outcomes: [(Int, Result<EchoReply, BusError>)] = []
-            // Handlers of different lengths, so that replies come back out of request order.
-            let requests = (0..<300).lazy.map { EchoRequest(text: "n\($0)", delayMs: $0 % 5) }
-            try client.callEach(Echo.echo, requests, inFlight: 32, options: CallOptions(user: "u1")) { outcomes.append(($0, $1)) }
-            return outcomes.map { index, outcome in (index, (try? outcome.get()).map { "\($0.text)/\($0.user ?? "-")" }) }
+            try withBlockingClient(configuration: configuration) { client in
+                var outcomes: [(Int, Result<EchoReply, BusError>)] = []
+                // Handlers of different lengths, so that replies come back out of request order.
+                let requests = (0..<300).lazy.map { EchoRequest(text: "n\($0)", delayMs: $0 % 5) }
+                try client.callEach(Echo.echo, requests, inFlight: 32, options: CallOptions(user: "u1")) { outcomes.append(($0, $1)) }
+                return outcomes.map { index, outcome in (index, (try? outcome.get()).map { "\($0.text)/\($0.user ?? "-")" }) }
+            }
         }
         #expect(outcomes.count == 300)
         #expect(outcomes.map(\.0).sorted() == Array(0..<300))
@@ -88,7 +89,7 @@ struct BlockingClientTests {
 
     @Test("callEach gives each call its own error and deadline, and goes on with the rest")
     func callEachFailures() async throws {
-        let (refused, timed, elapsed, next) = try await withBlockingClient { client in
+        let (refused, timed, elapsed, next) = try await withEchoClient { client in
             // upper refuses an empty text with INVALID_ARGUMENT.
             var refused: [Int: BusError?] = [:]
             try client.callEach(Echo.upper, [EchoRequest(text: "a"), EchoRequest(text: ""), EchoRequest(text: "b")]) { index, outcome in
@@ -116,7 +117,7 @@ struct BlockingClientTests {
 
     @Test("a closed client refuses calls and pipelined calls at once with UNAVAILABLE")
     func closed() async throws {
-        let error = try await withBlockingClient { client in
+        let error = try await withEchoClient { client in
             _ = try client.call(Echo.echo, EchoRequest(text: "once"))
             client.close()
             return (Self.failure { _ = try client.call(Echo.echo, EchoRequest(text: "again")) },

@@ -12,23 +12,34 @@ import ZMQ
 /// connection. The headers, deadlines, errors and size limits are those of
 /// ``Bus/call(_:_:options:)``.
 ///
+/// Its owner closes it with ``close()`` (or lets ``withBlockingClient(configuration:_:)`` do
+/// it): closing terminates its ZeroMQ context, which waits for libzmq's I/O thread, so it is
+/// never left to `deinit`.
+///
 /// ```swift
-/// let client = try BlockingClient(configuration: .fromEnvironment(service: "importer"))
-/// let material = try client.call(Store.getMaterial, .init(id: id), options: .init(user: "u1"))
-/// try client.callEach(Scheduler.recordReview, reviews, inFlight: 64) { index, outcome in
-///     if case .failure(let error) = outcome { print("review \(index): \(error)") }
+/// try withBlockingClient(configuration: .fromEnvironment(service: "importer")) { client in
+///     let material = try client.call(Store.getMaterial, .init(id: id), options: .init(user: "u1"))
+///     try client.callEach(Scheduler.recordReview, reviews, inFlight: 64) { index, outcome in
+///         if case .failure(let error) = outcome { print("review \(index): \(error)") }
+///     }
 /// }
 /// ```
 public final class BlockingClient {
     public let configuration: BusConfiguration
     private let context: ZMQContext
-    // Read for every call: unchecked (the client is not Sendable, so one thread uses it, and no
-    // access to these spans a call that touches them again).
-    @exclusivity(unchecked) private var socket: ZMQSocket?
+    /// Read for every call. Exclusivity checks off: the client is not `Sendable`, so one thread
+    /// uses it, and no access to this spans a call that touches it again.
+    @exclusivity(unchecked) private var state = State()
     private let idPrefix = OutgoingCall.newIDPrefix()
-    @exclusivity(unchecked) private var callCount: UInt64 = 0
     /// The reply being read: received into the same parts every time.
     private let message = ZMQMultipart()
+
+    private struct State {
+        /// The connection to the broker; nil once closed.
+        var socket: ZMQSocket?
+        /// Calls made so far; numbers the call ids.
+        var calls: UInt64 = 0
+    }
 
     /// Connects to the broker of `configuration` (lazily: libzmq connects and reconnects in the
     /// background, so this succeeds whether or not the broker is up yet).
@@ -44,20 +55,23 @@ public final class BlockingClient {
             try socket.set(.sendHighWaterMark, configuration.highWaterMark)
             try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
             try socket.connect(configuration.rpcEndpoint)
-            self.socket = socket
+            state.socket = socket
         } catch {
             context.terminate()
             throw .unavailable("cannot connect to the broker at \(configuration.rpcEndpoint): \(error)")
         }
     }
 
-    deinit { close() }
+    deinit {
+        assert(state.socket == nil, "a BlockingClient must be closed by its owner (close() or withBlockingClient)")
+    }
 
-    /// Closes the connection; later calls fail with `UNAVAILABLE`.
+    /// Closes the connection; later calls fail with `UNAVAILABLE`. Waits until libzmq has let go
+    /// of the connection (linger 0, so not for long). Closing again does nothing.
     public func close() {
-        guard let socket else { return }
+        guard let socket = state.socket else { return }
         socket.close()
-        self.socket = nil
+        state.socket = nil
         context.terminate()
     }
 
@@ -167,13 +181,13 @@ public final class BlockingClient {
     }
 
     private func openSocket() throws(BusError) -> ZMQSocket {
-        guard let socket else { throw .unavailable("the blocking client is closed") }
+        guard let socket = state.socket else { throw .unavailable("the blocking client is closed") }
         return socket
     }
 
     private func outgoing(service: String, method: String, payload: [UInt8], options: CallOptions) throws(BusError) -> OutgoingCall {
-        callCount += 1
-        return try OutgoingCall(id: idPrefix + String(callCount), service: service, method: method, payload: payload,
+        state.calls += 1
+        return try OutgoingCall(id: idPrefix + String(state.calls), service: service, method: method, payload: payload,
                                 options: options, configuration: configuration)
     }
 
@@ -187,6 +201,16 @@ public final class BlockingClient {
         guard try message.receive(from: socket, dontWait: false) else { return nil }
         return message.clientReplyHeader
     }
+}
+
+/// Calls `body` with a ``BlockingClient`` connected to the broker of `configuration`, on the
+/// calling thread, and closes the client when `body` returns or throws (example at
+/// ``BlockingClient``).
+/// - Throws: what `body` throws; `UNAVAILABLE` or `INTERNAL` if the client cannot be made.
+public func withBlockingClient<T>(configuration: BusConfiguration, _ body: (BlockingClient) throws -> T) throws -> T {
+    let client = try BlockingClient(configuration: configuration)
+    defer { client.close() }
+    return try body(client)
 }
 
 /// The calls ``BlockingClient/callEach(_:_:inFlight:options:_:)`` has outstanding: each one's

@@ -5,8 +5,8 @@ import Wire
 ///
 /// The I/O thread adds everything it read in one pass at once and wakes the iterating task at
 /// most once for it; the iterator takes everything waiting in one go and returns it event by
-/// event without touching the lock again. (A stream that hands over every event on its own
-/// wakes the consumer per event, which costs more than the event itself.)
+/// event without touching the lock again. Waking the consumer for every event would cost more
+/// than the event itself.
 ///
 /// Bounded: at most `limit` events wait, counting those the iterator has taken but not yet
 /// returned; beyond that the newest are dropped, and the subscriber sees the jump in `seq`.

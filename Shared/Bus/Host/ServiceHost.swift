@@ -139,9 +139,8 @@ public final class ServiceHost: Service, Sendable {
         let inFlight = InFlightCounter()
         let slots = TaskSlots(count: credit)
         // On the I/O thread: a request is checked there, and answered there if it can be.
-        // Otherwise it runs as its own task, started right from that thread: one hand-over
-        // instead of two through a stream and a consumer loop. These tasks are never
-        // cancelled, so taking a slot cannot fail.
+        // Otherwise it runs as its own task, started right from that thread, so that it changes
+        // threads only once. These tasks are never cancelled, so taking a slot cannot fail.
         try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
             // Timed only for the debug log: a clock read is not free on a path of microseconds.
             let started = debugLogging ? ContinuousClock.now : nil

@@ -27,20 +27,25 @@ final class IOLoop {
     let logger: Logger
     let clock = ContinuousClock()
     private unowned let thread: IOThread
-    // State read and changed on every pass of the loop, as the endpoints' is for every message.
-    // Swift's dynamic exclusivity checks are off for it and for theirs: it lives on the I/O
-    // thread only, and no access to a property spans a call that touches it again (the
-    // compiler's static checks still apply). They were a tenth of the work of a message.
-    @exclusivity(unchecked) private var endpoints: [Int: any LoopEndpoint] = [:]
-    /// The endpoints in a stable array, rebuilt when one is added or removed.
-    @exclusivity(unchecked) private var endpointList: [any LoopEndpoint] = []
-    @exclusivity(unchecked) private var pollSetChanged = true
+    // Read and changed on every pass of the loop, as each endpoint's state is for every message.
+    // Swift's dynamic exclusivity checks on these would be a large share of the work of a
+    // message, so they are off: each lives on the I/O thread only, and no access to it spans a
+    // call that touches it again (the compiler's static checks still apply).
+    @exclusivity(unchecked) private var registry = Registry()
     private var lazyClient: ClientEndpoint?
     private var lazyPublisher: PublisherEndpoint?
     private let publishQueue: PublishQueue
 
     /// Messages read from one socket per wake-up before the others get a turn.
     static let readBatch = 512
+
+    private struct Registry {
+        var endpoints: [Int: any LoopEndpoint] = [:]
+        /// The endpoints in a stable array, rebuilt when one is added or removed.
+        var list: [any LoopEndpoint] = []
+        /// Whether the poll set must be rebuilt before the next poll.
+        var pollSetChanged = true
+    }
 
     init(thread: IOThread, context: ZMQContext, configuration: BusConfiguration, publishQueue: PublishQueue, logger: Logger) {
         self.thread = thread
@@ -69,24 +74,24 @@ final class IOLoop {
     }
 
     func add(_ endpoint: any LoopEndpoint, id: Int) {
-        endpoints[id] = endpoint
-        endpointList = Array(endpoints.values)
-        pollSetChanged = true
+        registry.endpoints[id] = endpoint
+        registry.list = Array(registry.endpoints.values)
+        registry.pollSetChanged = true
     }
 
     func endpoint<T: LoopEndpoint>(_ id: Int, as type: T.Type) -> T? {
-        endpoints[id] as? T
+        registry.endpoints[id] as? T
     }
 
     func remove(_ id: Int) {
-        guard let endpoint = endpoints.removeValue(forKey: id) else { return }
-        endpointList = Array(endpoints.values)
+        guard let endpoint = registry.endpoints.removeValue(forKey: id) else { return }
+        registry.list = Array(registry.endpoints.values)
         endpoint.close(loop: self)
-        pollSetChanged = true
+        registry.pollSetChanged = true
     }
 
     /// Call when an endpoint replaced or dropped its socket.
-    func socketsChanged() { pollSetChanged = true }
+    func socketsChanged() { registry.pollSetChanged = true }
 
     func run() {
         var poller = ZMQPoller()
@@ -98,17 +103,17 @@ final class IOLoop {
             commands.removeAll(keepingCapacity: true)
             guard keepRunning else { break }
 
-            if pollSetChanged {
+            if registry.pollSetChanged {
                 poller.removeAll()
                 poller.add(fileDescriptor: thread.wakeup.fileDescriptor)
-                polled = endpointList.filter { $0.socket != nil }
+                polled = registry.list.filter { $0.socket != nil }
                 for endpoint in polled { poller.add(endpoint.socket!) }
-                pollSetChanged = false
+                registry.pollSetChanged = false
             }
 
             var timeoutMs = -1
             let now = clock.now
-            for endpoint in endpointList {
+            for endpoint in registry.list {
                 guard let deadline = endpoint.nextDeadline else { continue }
                 let wait = deadline <= now ? 0 : Int((deadline - now).wholeMilliseconds)
                 timeoutMs = timeoutMs < 0 ? wait : min(timeoutMs, wait)
@@ -124,20 +129,20 @@ final class IOLoop {
                 continue
             }
             if poller.isReadable(0) { thread.wakeup.drain() }
-            if !pollSetChanged {
+            if !registry.pollSetChanged {
                 for (index, endpoint) in polled.enumerated() where poller.isReadable(index + 1) {
                     endpoint.readable(self)
                 }
             }
             let afterPoll = clock.now
-            for endpoint in endpointList {
+            for endpoint in registry.list {
                 if let deadline = endpoint.nextDeadline, deadline <= afterPoll {
                     endpoint.timerFired(now: afterPoll, loop: self)
                 }
             }
         }
-        for endpoint in endpoints.values { endpoint.close(loop: self) }
-        endpoints.removeAll()
+        for endpoint in registry.endpoints.values { endpoint.close(loop: self) }
+        registry.endpoints.removeAll()
         context.terminate()
         thread.wakeup.close()
     }

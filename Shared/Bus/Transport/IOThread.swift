@@ -13,9 +13,9 @@ typealias LoopCommand = @Sendable (IOLoop) -> Void
 /// Other threads never touch a socket: they ``submit(_:)`` commands, which are queued under a
 /// mutex and wake the thread through an eventfd it polls together with its sockets.
 ///
-/// A wake-up costs a system call for the submitter and a context switch for the loop (tens of
-/// microseconds on a VM), so submitters signal only when the loop said it is about to block:
-/// while it is awake it takes what was queued before it sleeps.
+/// A wake-up costs a system call for the submitter and a context switch for the loop, so
+/// submitters signal only when the loop said it is about to block: while it is awake it takes
+/// what was queued before it sleeps.
 final class IOThread: Sendable {
     private enum LoopState {
         /// Running; it looks at the inbox again before it blocks.

@@ -9,43 +9,36 @@ import ZMQ
 /// the broker's subscription arrive: events published before that are held, not dropped, which
 /// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
 final class PublisherEndpoint: LoopEndpoint {
-    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
-    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     private let queue: PublishQueue
-    /// What one drain took from the queue; reused.
-    @exclusivity(unchecked) private var taken: [RawEvent] = []
-    @exclusivity(unchecked) private var brokerSubscribed = false
-    private var held: [RawEvent] = []
-    private var heldDropped = 0
-    private let holdLimit: Int
     private let logger: Logger
+    /// Changed for every batch of events. Exclusivity checks off, as for the loop's own state
+    /// (see IOLoop): only the I/O thread touches it, and no access spans another.
+    @exclusivity(unchecked) private var state: PublisherState
 
     init(loop: IOLoop, queue: PublishQueue) {
         self.queue = queue
-        holdLimit = Int(loop.configuration.highWaterMark)
         logger = loop.logger
+        var socket: ZMQSocket?
         do {
             socket = try loop.makeSocket(.xpub, connectTo: loop.configuration.pubEndpoint)
         } catch {
             logger.error("cannot connect the event publisher", metadata: ["endpoint": "\(loop.configuration.pubEndpoint)", "error": "\(error)"])
         }
+        state = PublisherState(socket: socket, holdLimit: Int(loop.configuration.highWaterMark))
     }
+
+    var socket: ZMQSocket? { state.socket }
 
     /// Sends everything published since the last drain, in order.
     func sendQueued() {
-        queue.take(into: &taken)
-        for event in taken { send(event) }
-        taken.removeAll(keepingCapacity: true)
+        queue.take(into: &state.taken)
+        if let socket = state.sendOrHoldTaken() {
+            for event in state.taken { send(event, on: socket) }
+        }
+        state.taken.removeAll(keepingCapacity: true)
     }
 
-    private func send(_ event: RawEvent) {
-        guard brokerSubscribed else {
-            // Beyond the high-water mark, newer events are dropped, as a PUB socket would; the
-            // subscribers see the gap in seq.
-            if held.count < holdLimit { held.append(event) } else { heldDropped += 1 }
-            return
-        }
-        guard let socket else { return }
+    private func send(_ event: RawEvent, on socket: ZMQSocket) {
         do {
             // An XPUB never blocks: beyond its high-water mark it drops, as a PUB does.
             try socket.send(event.topic, more: true, dontWait: true)
@@ -57,17 +50,13 @@ final class PublisherEndpoint: LoopEndpoint {
     }
 
     func readable(_ loop: IOLoop) {
-        guard let socket else { return }
+        guard let socket = state.socket else { return }
         while let message = try? socket.receive(dontWait: true) {
             // A subscription message is one frame: 0x01 (subscribe) or 0x00, then the prefix.
-            if let first = message.first?.first, first == 1, !brokerSubscribed {
-                brokerSubscribed = true
-                let waiting = held
-                held.removeAll()
-                for event in waiting { send(event) }
-                if heldDropped > 0 {
-                    logger.warning("dropped events published before the broker connected", metadata: ["dropped": "\(heldDropped)"])
-                }
+            guard message.first?.first == 1, let (held, dropped) = state.brokerSubscribed() else { continue }
+            for event in held { send(event, on: socket) }
+            if dropped > 0 {
+                logger.warning("dropped events published before the broker connected", metadata: ["dropped": "\(dropped)"])
             }
         }
     }
@@ -76,7 +65,62 @@ final class PublisherEndpoint: LoopEndpoint {
     func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {}
 
     func close(loop: IOLoop) {
-        if let socket { loop.closeFlushing(socket) }
-        socket = nil
+        if let socket = state.close() { loop.closeFlushing(socket) }
+    }
+}
+
+/// The publisher's states and their transitions, without the I/O: each transition returns what
+/// the endpoint must do next.
+struct PublisherState {
+    enum Subscription {
+        /// The broker has not subscribed yet: events wait in `held`, up to the high-water mark;
+        /// newer ones are dropped, as a PUB socket would drop them, and counted. Subscribers see
+        /// the gap in `seq`.
+        case awaitingBroker(held: [RawEvent], dropped: Int)
+        /// The broker has subscribed: events go straight out.
+        case subscribed
+    }
+
+    /// The XPUB socket; nil if it could not be made, and once closed.
+    private(set) var socket: ZMQSocket?
+    private var subscription = Subscription.awaitingBroker(held: [], dropped: 0)
+    private let holdLimit: Int
+    /// What one drain took from the publish queue; its storage is reused.
+    var taken: [RawEvent] = []
+
+    init(socket: ZMQSocket?, holdLimit: Int) {
+        self.socket = socket
+        self.holdLimit = holdLimit
+    }
+
+    /// Returns the socket to send ``taken`` on now, or nil when the events are held (or, without
+    /// a socket, dropped).
+    mutating func sendOrHoldTaken() -> ZMQSocket? {
+        switch subscription {
+        case .subscribed:
+            return socket
+        case .awaitingBroker(var held, var dropped):
+            // Out of the enum while it grows, so that appending does not copy the array.
+            subscription = .subscribed
+            let room = max(0, holdLimit - held.count)
+            held.append(contentsOf: taken.prefix(room))
+            dropped += max(0, taken.count - room)
+            subscription = .awaitingBroker(held: held, dropped: dropped)
+            return nil
+        }
+    }
+
+    /// The broker subscribed. The first time, returns the events held until then, to be sent in
+    /// order, and how many were dropped.
+    mutating func brokerSubscribed() -> (held: [RawEvent], dropped: Int)? {
+        guard case .awaitingBroker(let held, let dropped) = subscription else { return nil }
+        subscription = .subscribed
+        return (held, dropped)
+    }
+
+    /// Closes for good; returns the socket to close.
+    mutating func close() -> ZMQSocket? {
+        defer { socket = nil }
+        return socket
     }
 }

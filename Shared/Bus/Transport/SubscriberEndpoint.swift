@@ -12,14 +12,20 @@ struct RawEvent: Sendable {
 
 /// One subscription's SUB socket on the I/O thread.
 final class SubscriberEndpoint: LoopEndpoint {
-    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
-    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
     private let buffer: SubscriptionBuffer
     private let logger: Logger
-    /// The events of one read pass, handed to the buffer together; reused across passes.
-    @exclusivity(unchecked) private var batch: [RawEvent] = []
+    /// Changed for every event. Exclusivity checks off, as for the loop's own state (see IOLoop):
+    /// only the I/O thread touches it, and no access spans another.
+    @exclusivity(unchecked) private var state: State
     /// One message part reused for every receive; its bytes are copied out.
     private let frame = ZMQFrame(Data())
+
+    private struct State {
+        /// The SUB socket; nil once closed.
+        var socket: ZMQSocket?
+        /// The events of one read pass, handed to the buffer together; reused across passes.
+        var batch: [RawEvent] = []
+    }
 
     /// - Parameter buffer: where the events go; finished when the endpoint closes (removed, or
     ///   the bus shut down).
@@ -33,17 +39,19 @@ final class SubscriberEndpoint: LoopEndpoint {
             socket.close()
             throw error
         }
-        self.socket = socket
-        batch.reserveCapacity(IOLoop.readBatch)
+        state = State(socket: socket)
+        state.batch.reserveCapacity(IOLoop.readBatch)
     }
 
+    var socket: ZMQSocket? { state.socket }
+
     func readable(_ loop: IOLoop) {
-        guard let socket else { return }
-        defer { buffer.deliver(&batch) }
+        guard let socket = state.socket else { return }
+        defer { buffer.deliver(&state.batch) }
         do {
             for _ in 0..<IOLoop.readBatch {
                 guard try socket.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
-                if let event = try readEvent(from: socket) { batch.append(event) }
+                if let event = try readEvent(from: socket) { state.batch.append(event) }
             }
         } catch {
             logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])
@@ -72,8 +80,8 @@ final class SubscriberEndpoint: LoopEndpoint {
     func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {}
 
     func close(loop: IOLoop) {
-        socket?.close()
-        socket = nil
+        state.socket?.close()
+        state.socket = nil
         buffer.finish()
     }
 }

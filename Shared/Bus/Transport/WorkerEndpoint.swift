@@ -30,21 +30,18 @@ struct WorkerReply: Sendable {
 
 /// A service's worker connection to the broker (the 7/MDP worker side) on the I/O thread:
 /// READY with credit, heartbeats both ways, and reconnect with back-off when the broker is lost.
+/// ``WorkerState`` decides what happens; this class does the I/O it asks for.
 final class WorkerEndpoint: LoopEndpoint {
     let service: String
     let credit: Int
     /// Hands a request to the service host; returns the reply if it answered at once.
     private let deliver: @Sendable (ArrivingRequest) -> WorkerReply?
     private let logger: Logger
-    // Exclusivity checks off, as for the loop's own state (see IOLoop.endpoints).
-    @exclusivity(unchecked) private(set) var socket: ZMQSocket?
-    @exclusivity(unchecked) private var generation = 0
-    @exclusivity(unchecked) private var heartbeatAt: ContinuousClock.Instant
-    @exclusivity(unchecked) private var expiresAt: ContinuousClock.Instant
-    @exclusivity(unchecked) private var reconnectAt: ContinuousClock.Instant?
-    private var backoff: Duration
-    @exclusivity(unchecked) private var heardSinceConnect = false
-    @exclusivity(unchecked) private var draining = false
+    /// Read and changed for every message. Exclusivity checks off, as for the loop's own state
+    /// (see IOLoop): only the I/O thread touches it, and no access spans another.
+    @exclusivity(unchecked) private var state: WorkerState
+    /// When the endpoint was made, on the loop's clock: the state's times count from here.
+    private let origin: ContinuousClock.Instant
     /// The message being read: received into the same parts every time.
     private let message = ZMQMultipart()
 
@@ -53,55 +50,41 @@ final class WorkerEndpoint: LoopEndpoint {
         self.credit = credit
         self.deliver = deliver
         self.logger = loop.logger
-        backoff = loop.configuration.reconnectInitialDelay
-        heartbeatAt = loop.clock.now
-        expiresAt = loop.clock.now
+        origin = loop.clock.now
+        state = WorkerState(configuration: loop.configuration)
         connect(loop)
     }
 
-    private var liveness: Duration {
-        configurationHeartbeat * configurationLiveness
-    }
-    @exclusivity(unchecked) private var configurationHeartbeat: Duration = .milliseconds(MDP.defaultHeartbeatIntervalMs)
-    @exclusivity(unchecked) private var configurationLiveness = MDP.defaultHeartbeatLiveness
+    var socket: ZMQSocket? { state.socket }
+
+    /// The time on the loop's clock, as the state counts it.
+    private func now(_ loop: IOLoop) -> Duration { loop.clock.now - origin }
 
     private func connect(_ loop: IOLoop) {
-        configurationHeartbeat = loop.configuration.heartbeatInterval
-        configurationLiveness = loop.configuration.heartbeatLiveness
-        reconnectAt = nil
         do {
             let socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
             try socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
-            self.socket = socket
-            generation += 1
-            heardSinceConnect = false
-            heartbeatAt = loop.clock.now + configurationHeartbeat
-            expiresAt = loop.clock.now + liveness
+            state.connected(socket, now: now(loop))
         } catch {
             logger.error("cannot connect worker to the broker", metadata: ["service": "\(service)", "error": "\(error)"])
-            scheduleReconnect(loop)
+            state.connectFailed(now: now(loop))
         }
         loop.socketsChanged()
     }
 
-    private func dropConnection(_ loop: IOLoop) {
-        socket?.close()
-        socket = nil
+    /// Closes a connection the broker dropped or lost; the timer connects again.
+    private func dropConnection(_ socket: ZMQSocket, _ loop: IOLoop) {
+        socket.close()
         loop.socketsChanged()
-    }
-
-    private func scheduleReconnect(_ loop: IOLoop) {
-        reconnectAt = loop.clock.now + backoff
-        backoff = min(backoff * 2, loop.configuration.reconnectMaximumDelay)
     }
 
     /// From now on, answers new requests with `UNAVAILABLE` itself instead of delivering them,
     /// while the replies of requests already delivered still go out.
-    func startDraining() { draining = true }
+    func startDraining() { state.startDraining() }
 
     /// Sends the reply to a request delivered earlier, unless the connection it came on is gone.
     func reply(generation: Int, client: Data, _ reply: WorkerReply) {
-        guard generation == self.generation, let socket else { return }
+        guard let socket = state.socket(ofGeneration: generation) else { return }
         send(reply, on: socket) { () throws(ZMQError) in try socket.send(client, more: true) }
     }
 
@@ -123,7 +106,7 @@ final class WorkerEndpoint: LoopEndpoint {
     }
 
     func readable(_ loop: IOLoop) {
-        guard let socket else { return }
+        guard let socket = state.socket else { return }
         for _ in 0..<IOLoop.readBatch {
             do {
                 guard try message.receive(from: socket, dontWait: true) else { return }
@@ -137,75 +120,256 @@ final class WorkerEndpoint: LoopEndpoint {
                 logger.warning("dropping a malformed message from the broker", metadata: ["service": "\(service)"])
                 continue
             }
-            expiresAt = loop.clock.now + liveness
-            switch command {
-            case .request:
-                // [empty, MDPW01, 0x02, client, empty, method, header, payload, attachment?]
-                guard message.receivedCount == 8 || message.receivedCount == 9 else {
-                    logger.warning("dropping a malformed REQUEST", metadata: ["service": "\(service)", "frames": "\(message.receivedCount)"])
-                    continue
-                }
-                markHealthy(loop)
-                let reply: WorkerReply?
-                if draining {
-                    let id = (try? RequestHeader.decode(bytes: message.bytes(6)).id) ?? ""
-                    reply = .failure(id, .unavailable("service \(service) is shutting down; retry"))
-                } else {
-                    reply = deliver(ArrivingRequest(message: message, generation: generation))
-                }
+            let (next, rejoined) = state.received(inbound(command), now: now(loop))
+            if rejoined {
+                logger.info("worker reconnected to the broker", metadata: ["service": "\(service)", "credit": "\(credit)"])
+            }
+            switch next {
+            case .deliver(let generation):
                 // Answered at once: the client address goes back in the part it came in.
-                if let reply { send(reply, on: socket) { () throws(ZMQError) in try message.send(3, on: socket, more: true) } }
-            case .heartbeat:
-                markHealthy(loop)
-            case .disconnect:
+                if let reply = deliver(ArrivingRequest(message: message, generation: generation)) {
+                    send(reply, on: socket) { () throws(ZMQError) in try message.send(3, on: socket, more: true) }
+                }
+            case .refuse:
+                let id = (try? RequestHeader.decode(bytes: message.bytes(6)).id) ?? ""
+                let reply = WorkerReply.failure(id, .unavailable("service \(service) is shutting down; retry"))
+                send(reply, on: socket) { () throws(ZMQError) in try message.send(3, on: socket, more: true) }
+            case .close(let dropped):
                 logger.warning("broker asked the worker to reconnect", metadata: ["service": "\(service)"])
-                dropConnection(loop)
-                scheduleReconnect(loop)
+                dropConnection(dropped, loop)
                 return
-            case .ready, .reply:
-                logger.warning("ignoring unexpected command from the broker", metadata: ["service": "\(service)", "command": "\(command)"])
+            case .none:
+                break
             }
         }
     }
 
-    private func markHealthy(_ loop: IOLoop) {
-        guard !heardSinceConnect else { return }
-        heardSinceConnect = true
-        backoff = loop.configuration.reconnectInitialDelay
-        if generation > 1 {
-            logger.info("worker reconnected to the broker", metadata: ["service": "\(service)", "credit": "\(credit)"])
+    /// What the state machine needs to know of a well-formed message from the broker; logs the
+    /// commands a worker does not expect.
+    private func inbound(_ command: MDP.Command) -> WorkerState.Inbound {
+        switch command {
+        case .request:
+            // [empty, MDPW01, 0x02, client, empty, method, header, payload, attachment?]
+            guard message.receivedCount == 8 || message.receivedCount == 9 else {
+                logger.warning("dropping a malformed REQUEST", metadata: ["service": "\(service)", "frames": "\(message.receivedCount)"])
+                return .other
+            }
+            return .request
+        case .heartbeat:
+            return .heartbeat
+        case .disconnect:
+            return .disconnect
+        case .ready, .reply:
+            logger.warning("ignoring unexpected command from the broker", metadata: ["service": "\(service)", "command": "\(command)"])
+            return .other
         }
     }
 
-    var nextDeadline: ContinuousClock.Instant? {
-        if let reconnectAt { return reconnectAt }
-        return min(heartbeatAt, expiresAt)
-    }
+    var nextDeadline: ContinuousClock.Instant? { state.nextDeadline.map { origin + $0 } }
 
     func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {
-        if let reconnectAt {
-            if reconnectAt <= now { connect(loop) }
-            return
-        }
-        if now >= expiresAt {
-            logger.warning("lost the broker (no heartbeat); reconnecting", metadata: [
-                "service": "\(service)", "silentForMs": "\(liveness.wholeMilliseconds)",
-            ])
-            dropConnection(loop)
-            scheduleReconnect(loop)
-            return
-        }
-        if now >= heartbeatAt, let socket {
+        switch state.timerFired(now: now - origin) {
+        case .connect:
+            connect(loop)
+        case .sendHeartbeat(let socket):
             _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.heartbeat.frame], dontWait: true)
-            heartbeatAt = now + configurationHeartbeat
+        case .dropLost(let socket):
+            logger.warning("lost the broker (no heartbeat); reconnecting", metadata: [
+                "service": "\(service)", "silentForMs": "\(state.liveness.wholeMilliseconds)",
+            ])
+            dropConnection(socket, loop)
+        case .none:
+            break
         }
     }
 
     func close(loop: IOLoop) {
-        if let socket {
-            _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.disconnect.frame], dontWait: true)
-            loop.closeFlushing(socket)
+        guard let socket = state.close() else { return }
+        _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.disconnect.frame], dontWait: true)
+        loop.closeFlushing(socket)
+    }
+}
+
+/// The states of a worker's connection to the broker and their transitions, without the I/O:
+/// each transition returns what the endpoint must do next.
+///
+/// Times are durations on the I/O loop's clock since the endpoint was made. A
+/// `ContinuousClock.Instant` is resilient: in the enum it would turn every read and write of the
+/// state, once per message, into runtime calls.
+struct WorkerState {
+    enum Connection {
+        /// No connection: the next attempt is due at `retryAt`.
+        case disconnected(retryAt: Duration)
+        /// READY went out on the link's socket.
+        case connected(Link)
+        /// Closed for good (the bus shut down or the host stopped serving).
+        case closed
+    }
+
+    /// One connection to the broker.
+    struct Link {
+        let socket: ZMQSocket
+        /// Numbers the connections, from 1; a reply goes out only on the connection its request
+        /// came on, because a broker that lost a connection has forgotten its requests.
+        let generation: Int
+        /// When the next heartbeat goes to the broker.
+        var heartbeatAt: Duration
+        /// When the broker counts as lost, unless it sends something first.
+        var expiresAt: Duration
+        /// Whether the broker has sent a request or a heartbeat on this connection. Only that
+        /// starts the back-off over: libzmq connects lazily, so a connection made says nothing
+        /// of the broker.
+        var answered = false
+    }
+
+    /// Whether requests are handed to the host, or refused while it drains. Kept across
+    /// reconnections.
+    enum Intake {
+        case delivering
+        case refusing
+    }
+
+    /// A well-formed message from the broker, as far as the state machine cares.
+    enum Inbound {
+        case request
+        case heartbeat
+        case disconnect
+        /// A malformed request or an unexpected command: it only shows the broker is alive.
+        case other
+    }
+
+    /// What to do with a message from the broker.
+    enum InboundAction {
+        /// Hand the request to the host; its reply goes out on connection `generation`.
+        case deliver(generation: Int)
+        /// Answer the request `UNAVAILABLE`: the host is draining.
+        case refuse
+        /// The broker asked the worker to reconnect: close `socket`; the timer connects again.
+        case close(ZMQSocket)
+        case none
+    }
+
+    /// What to do when ``nextDeadline`` has come.
+    enum TimerAction {
+        /// Make a new connection: the back-off has passed.
+        case connect
+        /// Send a heartbeat on `socket`.
+        case sendHeartbeat(ZMQSocket)
+        /// The broker has been silent too long: close `socket`; the timer connects again.
+        case dropLost(ZMQSocket)
+        case none
+    }
+
+    private var connection: Connection
+    private var intake = Intake.delivering
+    /// The generation of the last connection made.
+    private var generation = 0
+    /// How long to wait before connecting again, doubled after every attempt up to the maximum.
+    private var backoff: Duration
+    private let initialBackoff: Duration
+    private let maximumBackoff: Duration
+    private let heartbeatInterval: Duration
+    /// How long the broker may be silent before it counts as lost.
+    let liveness: Duration
+
+    /// A worker about to make its first connection.
+    init(configuration: BusConfiguration) {
+        connection = .disconnected(retryAt: .zero)
+        initialBackoff = configuration.reconnectInitialDelay
+        maximumBackoff = configuration.reconnectMaximumDelay
+        backoff = initialBackoff
+        heartbeatInterval = configuration.heartbeatInterval
+        liveness = configuration.heartbeatInterval * configuration.heartbeatLiveness
+    }
+
+    /// The socket to poll, while connected.
+    var socket: ZMQSocket? {
+        guard case .connected(let link) = connection else { return nil }
+        return link.socket
+    }
+
+    /// The socket to reply on to a request of connection `generation`; nil once that connection
+    /// is gone.
+    func socket(ofGeneration generation: Int) -> ZMQSocket? {
+        guard case .connected(let link) = connection, link.generation == generation else { return nil }
+        return link.socket
+    }
+
+    var nextDeadline: Duration? {
+        switch connection {
+        case .disconnected(let retryAt): retryAt
+        case .connected(let link): min(link.heartbeatAt, link.expiresAt)
+        case .closed: nil
         }
-        socket = nil
+    }
+
+    /// READY went out on a new connection.
+    mutating func connected(_ socket: ZMQSocket, now: Duration) {
+        generation += 1
+        connection = .connected(Link(socket: socket, generation: generation, heartbeatAt: now + heartbeatInterval, expiresAt: now + liveness))
+    }
+
+    /// No connection could be made: the next attempt waits for the back-off.
+    mutating func connectFailed(now: Duration) {
+        connection = .disconnected(retryAt: nextAttempt(now: now))
+    }
+
+    /// When to try to connect again; the attempt after that waits twice as long.
+    private mutating func nextAttempt(now: Duration) -> Duration {
+        defer { backoff = min(backoff * 2, maximumBackoff) }
+        return now + backoff
+    }
+
+    mutating func startDraining() { intake = .refusing }
+
+    /// A well-formed message arrived from the broker. `rejoined` is true for the first request or
+    /// heartbeat on a connection that replaced a lost one.
+    mutating func received(_ inbound: Inbound, now: Duration) -> (next: InboundAction, rejoined: Bool) {
+        guard case .connected(var link) = connection else { return (.none, false) }
+        link.expiresAt = now + liveness
+        var rejoined = false
+        if inbound == .request || inbound == .heartbeat, !link.answered {
+            link.answered = true
+            backoff = initialBackoff
+            rejoined = link.generation > 1
+        }
+        switch inbound {
+        case .request:
+            connection = .connected(link)
+            switch intake {
+            case .delivering: return (.deliver(generation: link.generation), rejoined)
+            case .refusing: return (.refuse, rejoined)
+            }
+        case .heartbeat, .other:
+            connection = .connected(link)
+            return (.none, rejoined)
+        case .disconnect:
+            connection = .disconnected(retryAt: nextAttempt(now: now))
+            return (.close(link.socket), false)
+        }
+    }
+
+    mutating func timerFired(now: Duration) -> TimerAction {
+        switch connection {
+        case .disconnected(let retryAt):
+            return retryAt <= now ? .connect : .none
+        case .connected(var link):
+            if now >= link.expiresAt {
+                connection = .disconnected(retryAt: nextAttempt(now: now))
+                return .dropLost(link.socket)
+            }
+            guard now >= link.heartbeatAt else { return .none }
+            link.heartbeatAt = now + heartbeatInterval
+            connection = .connected(link)
+            return .sendHeartbeat(link.socket)
+        case .closed:
+            return .none
+        }
+    }
+
+    /// Closes for good; returns the socket to say DISCONNECT on, if connected.
+    mutating func close() -> ZMQSocket? {
+        defer { connection = .closed }
+        return socket
     }
 }
