@@ -3,6 +3,7 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
+import ServiceKit
 import ServiceLifecycle
 import StoreCore
 import TestSupport
@@ -20,10 +21,10 @@ struct RunningStore {
     static func start(on world: GatewayWorld) async throws -> RunningStore {
         let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let bus = try Bus(configuration: busConfiguration(world.endpoints, source: "store"), logger: testLogger("store"))
-        let store = try StoreService(bus: bus, configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")),
-                                     logger: testLogger("store"))
-        let running = RunningStore(bus: bus, client: world.client, directory: directory,
+        let store = try StoreService(context: ServiceContext(
+            configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")), logger: testLogger("store"),
+            busConfiguration: busConfiguration(world.endpoints, source: "store")))
+        let running = RunningStore(bus: store.owner.bus, client: world.client, directory: directory,
                                    tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves", timeout: .seconds(30)) {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 @testable import IngestCore
+import ServiceKit
 import Storage
 import StoreCore
 import TestSupport
@@ -90,7 +91,7 @@ struct FailureTests {
     func storeRefusesPut() async throws {
         try await withIngest { world in
             // Injected fault: the store's database refuses chunks.
-            try await world.store.database.pool.write { db in
+            try await world.store.owner.database.pool.write { db in
                 try db.execute(sql: "CREATE TEMP TRIGGER refuse_chunks BEFORE INSERT ON chunk BEGIN SELECT RAISE(ABORT, 'disk quota reached'); END")
             }
             let error = try #require(try await world.submitFailure("notes.md"))
@@ -103,7 +104,7 @@ struct FailureTests {
             #expect(try await world.storeEvents(Store.materialIngested).isEmpty)
             #expect(try await world.storeEvents(Store.ingestFailed).map(\.materialId) == [materialId])
             // Once the store takes writes again, ingest.retry makes it ready from the stored original.
-            try await world.store.database.pool.write { db in try db.execute(sql: "DROP TRIGGER refuse_chunks") }
+            try await world.store.owner.database.pool.write { db in try db.execute(sql: "DROP TRIGGER refuse_chunks") }
             let retried = try await world.client.call(Ingest.retry, IngestRetry(materialId: materialId), options: CallOptions(user: "alice", timeout: .seconds(60)))
             #expect(retried.material.status == .ready && (retried.outcome?.chunkCount ?? 0) > 0)
         }

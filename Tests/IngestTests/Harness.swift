@@ -91,7 +91,6 @@ final class WhisperMock: Sendable {
 final class IngestWorld: Sendable {
     let broker: Broker
     let endpoints: Broker.Endpoints
-    let storeBus: Bus
     let store: StoreService
     let gatewayBus: Bus
     let ingestBus: Bus
@@ -115,11 +114,9 @@ final class IngestWorld: Sendable {
         self.storeClock = storeClock
         var tasks: [Task<Void, any Error>] = []
 
-        storeBus = try Bus(configuration: busConfiguration(endpoints, source: "store"), logger: testLogger("store"))
-        store = try StoreService(
-            bus: storeBus,
+        store = try StoreService(context: ServiceContext(
             configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: storeClock ?? SystemWallClock()),
-            logger: testLogger("store"))
+            logger: testLogger("store"), busConfiguration: busConfiguration(endpoints, source: "store")))
         tasks += store.services.map { service in Task { try await service.run() } }
 
         gatewayBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
@@ -175,7 +172,6 @@ final class IngestWorld: Sendable {
         await client.shutdown()
         await ingestBus.shutdown()
         await gatewayBus.shutdown()
-        await storeBus.shutdown()
         await broker.stop()
         try? FileManager.default.removeItem(at: directory)
     }

@@ -18,10 +18,11 @@ struct RunningStore {
     let tasks: [Task<Void, any Error>]
 
     static func start(_ world: SchedulerWorld) async throws -> RunningStore {
-        let bus = try Bus(configuration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs), logger: testLogger("store"))
         let configuration = StoreConfiguration(databaseURL: try temporaryDirectory().appending(path: "store.sqlite"), clock: world.clock)
-        let store = try StoreService(bus: bus, configuration: configuration, logger: testLogger("store"))
-        let running = RunningStore(bus: bus, tasks: store.services.map { service in Task { try await service.run() } })
+        let store = try StoreService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("store"),
+            busConfiguration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs)))
+        let running = RunningStore(bus: store.owner.bus, tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves") {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
         }
