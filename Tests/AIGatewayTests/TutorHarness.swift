@@ -13,7 +13,7 @@ import Wire
 /// The real store service on a gateway world's broker: its own bus and a SQLite file in a
 /// temporary folder, on the system clock (messages list by creation time).
 struct RunningStore {
-    let bus: Bus
+    let store: StoreService
     let client: Bus
     let directory: URL
     let tasks: [Task<Void, any Error>]
@@ -24,7 +24,7 @@ struct RunningStore {
         let store = try StoreService(context: ServiceContext(
             configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")), logger: testLogger("store"),
             busConfiguration: busConfiguration(world.endpoints, source: "store")))
-        let running = RunningStore(bus: store.owner.bus, client: world.client, directory: directory,
+        let running = RunningStore(store: store, client: world.client, directory: directory,
                                    tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves", timeout: .seconds(30)) {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
@@ -56,7 +56,7 @@ struct RunningStore {
     func stop() async {
         for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
-        await bus.shutdown()
+        await store.owner.bus.shutdown()
         try? FileManager.default.removeItem(at: directory)
     }
 }

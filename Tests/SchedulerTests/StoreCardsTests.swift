@@ -14,7 +14,7 @@ import Wire
 
 /// The real store service on its own bus and SQLite file, beside the scheduler world.
 struct RunningStore {
-    let bus: Bus
+    let store: StoreService
     let tasks: [Task<Void, any Error>]
 
     static func start(_ world: SchedulerWorld) async throws -> RunningStore {
@@ -22,7 +22,7 @@ struct RunningStore {
         let store = try StoreService(context: ServiceContext(
             configuration: configuration, logger: testLogger("store"),
             busConfiguration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs)))
-        let running = RunningStore(bus: store.owner.bus, tasks: store.services.map { service in Task { try await service.run() } })
+        let running = RunningStore(store: store, tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves") {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
         }
@@ -37,7 +37,7 @@ struct RunningStore {
     func stop() async {
         for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
-        await bus.shutdown()
+        await store.owner.bus.shutdown()
     }
 }
 

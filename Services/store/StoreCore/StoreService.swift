@@ -69,13 +69,14 @@ public final class StoreService: StudyBusService {
         }
         indexer = SearchIndexer(database: database, logger: context.logger)
         clock = configuration.clock
-        registerRecordMethods()
-        registerIngestMethods()
-        registerQueryMethods()
-        registerSyncMethods()
-    }
 
-    var host: ServiceHost { owner.host }
+        let handlers = owner.host.handlers(for: self)
+        RecordMethods.register(handlers)
+        IngestMethods.register(handlers)
+        SearchMethods.register(handlers)
+        ExportMethods.register(handlers)
+        SyncMethods.register(handlers)
+    }
 
     /// The indexer runs between the outbox and the host: at shutdown the host drains, the
     /// indexer stops, the outbox publishes what was committed last.

@@ -7,7 +7,7 @@ import Wire
 extension MaterialCreate: CreateRequest {}
 extension MaterialUpdate: UpdateRequest {}
 
-/// Materials' user-editable side; uploads and processing are in `Ingest.swift`.
+/// Materials' user-editable side; uploads and processing are in `Ingest/`.
 enum MaterialRecords: RecordKind {
     static func make(_ request: MaterialCreate, _ changes: Changes) throws -> Material {
         let status = request.status ?? .pending

@@ -2,7 +2,6 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
-import ServiceKit
 import Wire
 
 extension StudySessionCreate: CreateRequest {}
@@ -97,19 +96,6 @@ enum StudyTaskRecords: RecordKind {
         query.filter("subject_id", equals: request.subjectId)
         if let dueBefore = request.dueBefore { query.filter("due_at < ?", dueBefore.unixMilliseconds) }
         return query
-    }
-}
-
-extension StoreService {
-    func registerProgressMethods() {
-        host.handle(Store.progressToday) { [self] request, context in
-            let day = try CalendarDay(request, now: clock.now())
-            let now = clock.now().unixMilliseconds
-            return try await read(context) { db, user in try day.progress(db, user: user, now: now) }
-        }
-        host.handle(Store.notesCompletion) { [self] request, context in
-            try await read(context) { db, user in try QuestionRecords.completion(request, db, user: user) }
-        }
     }
 }
 

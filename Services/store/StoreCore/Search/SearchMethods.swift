@@ -5,24 +5,19 @@ import GRDB
 import Storage
 import Wire
 
-extension StoreService {
-    func registerQueryMethods() {
-        host.handle(Store.search) { [self] request, context in
-            let user = try context.requireUser()
-            if try await database.pool.read({ db in try SearchIndexer.hasPending(db, user: user) }) {
-                try await indexer.drain(user: user)
-            }
-            return try await read(context) { db, user in try Search.run(request, db, user: user) }
-        }
-        host.handle(Store.export, withAttachment: { [self] request, context in
-            try await read(context) { db, user in try Export.run(request, db, user: user) }
-        })
-    }
-}
-
 /// `search`: SQLite FTS5 over chunks, flashcards and notes (table `search_index`, kept by
 /// ``SearchIndexer``), ranked by bm25 with titles weighing twice, with highlighted snippets.
-enum Search {
+enum SearchMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.search) { store, request, context in
+            let user = try context.requireUser()
+            if try await store.database.pool.read({ db in try SearchIndexer.hasPending(db, user: user) }) {
+                try await store.indexer.drain(user: user)
+            }
+            return try await store.read(context) { db, user in try run(request, db, user: user) }
+        }
+    }
+
     static let maximumQueryLength = 500
 
     /// How many of the newest matches are ranked when a query matches more: bm25 costs a few

@@ -5,7 +5,13 @@ import GRDB
 import Wire
 
 /// `export`: flashcards as JSON, CSV or Anki text; study sessions as JSON or CSV.
-enum Export {
+enum ExportMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.export, withAttachment: { store, request, context in
+            try await store.read(context) { db, user in try run(request, db, user: user) }
+        })
+    }
+
     static func run(_ request: ExportRequest, _ db: Database, user: String) throws -> (ExportResult, Data?) {
         let changes = Changes(db: db, user: user, now: Date())
         let (text, count): (String, Int)

@@ -5,7 +5,7 @@ import GRDB
 import Storage
 import Wire
 
-extension Ingest {
+extension IngestMethods {
     /// `materials.put`: the whole processing result in the caller's transaction — the material
     /// (created or marked ready), its source document, chunks, cards, maybe a set, and the
     /// events, ending with `material.ingested`. Everything is checked before anything is written.

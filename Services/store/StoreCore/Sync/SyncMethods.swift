@@ -4,28 +4,26 @@ import Foundation
 import GRDB
 import Wire
 
-extension StoreService {
-    func registerSyncMethods() {
-        host.handle(Store.syncPush) { [self] request, context in
+/// Multi-device sync: last write wins per record, deletes leave tombstones, and a per-user
+/// change log (`sync_change`) gives "everything since" by a cursor.
+enum SyncMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.syncPush) { store, request, context in
             try Validate.text(request.deviceId, field: "deviceId", maximum: StoreLimits.idLength)
             guard request.changes.count <= StoreLimits.changesPerPush else {
                 throw BusError.invalidArgument("field 'changes' has \(request.changes.count) entries; sync.push takes at most \(StoreLimits.changesPerPush)")
             }
-            return try await write(context, device: request.deviceId) { changes in
+            return try await store.write(context, device: request.deviceId) { changes in
                 SyncPushResponse(results: try request.changes.enumerated().map { index, change in
-                    SyncPushResult(kind: change.kind, id: change.id, outcome: try Sync.apply(change, field: "changes[\(index)]", changes))
+                    SyncPushResult(kind: change.kind, id: change.id, outcome: try apply(change, field: "changes[\(index)]", changes))
                 })
             }
         }
-        host.handle(Store.syncPull) { [self] request, context in
-            try await read(context) { db, user in try Sync.pull(request, db, user: user) }
+        handlers.handle(Store.syncPull) { store, request, context in
+            try await store.read(context) { db, user in try pull(request, db, user: user) }
         }
     }
-}
 
-/// Multi-device sync: last write wins per record, deletes leave tombstones, and a per-user
-/// change log (`sync_change`) gives "everything since" by a cursor.
-enum Sync {
     /// A version of a record, ordered as last-write-wins decides: later time, then delete over
     /// edit, then the greater device id.
     struct Version: Comparable {

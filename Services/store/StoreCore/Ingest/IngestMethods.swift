@@ -7,47 +7,44 @@ import ServiceKit
 import Storage
 import Wire
 
-// The methods ingest builds on: uploads stored content-addressed, the status of processing
-// (pending -> processing -> ready | failed), the result written in one transaction, and the
-// sweep for materials whose worker was lost. docs/services/store.md has the whole flow.
-
-extension StoreService {
-    func registerIngestMethods() {
-        host.handle(Store.uploadMaterial) { [self] request, context in
+/// The methods ingest builds on: uploads stored content-addressed, the status of processing
+/// (pending -> processing -> ready | failed), the result written in one transaction, and the
+/// sweep for materials whose worker was lost. docs/services/store.md has the whole flow.
+enum IngestMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.uploadMaterial) { store, request, context in
             guard let file = context.attachment, !file.isEmpty else {
                 throw BusError.invalidArgument("materials.upload needs the file's bytes in the request's attachment frame")
             }
-            try Ingest.checkSize(file.count, kind: request.sourceKind)
+            try checkSize(file.count, kind: request.sourceKind)
             let sha256 = SHA256.hash(data: file).map { String(format: "%02x", $0) }.joined()
-            return try await write(context) { changes in try Ingest.upload(request, file: file, sha256: sha256, changes) }
+            return try await store.write(context) { changes in try upload(request, file: file, sha256: sha256, changes) }
         }
-        host.handle(Store.startProcessing) { [self] request, context in
+        handlers.handle(Store.startProcessing) { store, request, context in
             try Validate.id(request.id)
-            return try await write(context) { changes in try Ingest.startProcessing(request.id, changes) }
+            return try await store.write(context) { changes in try startProcessing(request.id, changes) }
         }
-        host.handle(Store.putMaterial) { [self] request, context in
-            try await write(context) { changes in try Ingest.put(request, changes) }
+        handlers.handle(Store.putMaterial) { store, request, context in
+            try await store.write(context) { changes in try put(request, changes) }
         }
-        host.handle(Store.failMaterial) { [self] request, context in
+        handlers.handle(Store.failMaterial) { store, request, context in
             try Validate.id(request.id)
-            return try await write(context) { changes in try Ingest.fail(request, changes) }
+            return try await store.write(context) { changes in try fail(request, changes) }
         }
-        host.handle(Store.materialOriginal, withAttachment: { [self] request, context in
+        handlers.handle(Store.materialOriginal, withAttachment: { store, request, context in
             try Validate.id(request.id)
-            return try await read(context) { db, user in try Ingest.original(request.id, db, user: user) }
+            return try await store.read(context) { db, user in try original(request.id, db, user: user) }
         })
-        host.handle(Store.stuckMaterials) { [self] request, context in
+        handlers.handle(Store.stuckMaterials) { store, request, context in
             let age = request.olderThanSeconds ?? 600
             guard age.isFinite, age >= 1 else { throw BusError.invalidArgument("field 'olderThanSeconds' must be at least 1") }
             let limit = try Validate.limit(request.limit, default: 100, maximum: 1000)
-            let cutoff = clock.now().addingTimeInterval(-age).unixMilliseconds
+            let cutoff = store.clock.now().addingTimeInterval(-age).unixMilliseconds
             let user = context.user.flatMap { $0.isEmpty ? nil : $0 }
-            return try await database.pool.read { db in try Ingest.stuck(before: cutoff, user: user, limit: limit, db) }
+            return try await store.database.pool.read { db in try stuck(before: cutoff, user: user, limit: limit, db) }
         }
     }
-}
 
-enum Ingest {
     /// Refuses files over the material limits: 50 MB, images 10 MB, audio 5 MB.
     static func checkSize(_ bytes: Int, kind: MaterialSourceKind) throws(BusError) {
         let (limit, what) = switch kind {
