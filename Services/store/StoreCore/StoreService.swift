@@ -2,7 +2,6 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
-import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage

@@ -28,7 +28,7 @@ enum ExportMethods {
             var sql = "SELECT * FROM study_session WHERE user_id = ?"
             var arguments: [any DatabaseValueConvertible] = [user]
             if let subjectId = request.subjectId {
-                try Validate.id(subjectId, field: "subjectId")
+                try Field.id(subjectId, "subjectId")
                 sql += " AND subject_id = ?"
                 arguments.append(subjectId)
             }
@@ -58,7 +58,7 @@ enum ExportMethods {
         var arguments: [any DatabaseValueConvertible] = []
         for (field, column, value) in [("setId", "set_id", request.setId), ("materialId", "material_id", request.materialId), ("subjectId", "subject_id", request.subjectId)] {
             guard let value else { continue }
-            try Validate.id(value, field: field)
+            try Field.id(value, field)
             conditions.append("\(column) = ?")
             arguments.append(value)
         }
@@ -69,7 +69,7 @@ enum ExportMethods {
         var name = request.deckName
         if name == nil, let setId = request.setId { name = try changes.find(FlashcardSet.self, setId)?.name }
         let deck = (name ?? "StudyBus").components(separatedBy: .newlines).joined(separator: " ")
-        try Validate.text(deck, field: "deckName", maximum: StoreLimits.titleLength)
+        try Field.text(deck, "deckName", maximum: StoreLimits.titleLength)
         return deck
     }
 

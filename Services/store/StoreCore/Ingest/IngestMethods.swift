@@ -21,24 +21,24 @@ enum IngestMethods {
             return try await store.write(context) { changes in try upload(request, file: file, sha256: sha256, changes) }
         }
         handlers.handle(Store.startProcessing) { store, request, context in
-            try Validate.id(request.id)
+            try Field.id(request.id, "id")
             return try await store.write(context) { changes in try startProcessing(request.id, changes) }
         }
         handlers.handle(Store.putMaterial) { store, request, context in
             try await store.write(context) { changes in try put(request, changes) }
         }
         handlers.handle(Store.failMaterial) { store, request, context in
-            try Validate.id(request.id)
+            try Field.id(request.id, "id")
             return try await store.write(context) { changes in try fail(request, changes) }
         }
         handlers.handle(Store.materialOriginal, withAttachment: { store, request, context in
-            try Validate.id(request.id)
+            try Field.id(request.id, "id")
             return try await store.read(context) { db, user in try original(request.id, db, user: user) }
         })
         handlers.handle(Store.stuckMaterials) { store, request, context in
             let age = request.olderThanSeconds ?? 600
-            guard age.isFinite, age >= 1 else { throw BusError.invalidArgument("field 'olderThanSeconds' must be at least 1") }
-            let limit = try Validate.limit(request.limit, default: 100, maximum: 1000)
+            guard age.isFinite, age >= 1 else { throw Field.invalid("olderThanSeconds", "must be at least 1") }
+            let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 100)
             let cutoff = store.clock.now().addingTimeInterval(-age).unixMilliseconds
             let user = context.user.flatMap { $0.isEmpty ? nil : $0 }
             return try await store.database.pool.read { db in try stuck(before: cutoff, user: user, limit: limit, db) }
@@ -63,7 +63,7 @@ enum IngestMethods {
         }
         let status = request.status ?? .processing
         guard status == .processing || status == .pending else {
-            throw BusError.invalidArgument("field 'status' of an upload must be processing or pending")
+            throw Field.invalid("status", "of an upload must be processing or pending")
         }
         var material = try MaterialRecords.make(MaterialCreate(
             id: request.id, title: request.title, subjectId: request.subjectId, sourceKind: request.sourceKind, fileName: request.fileName,
@@ -95,7 +95,7 @@ enum IngestMethods {
             throw BusError.failedPrecondition("material '\(material.id)' is \(material.status.rawValue); only a pending or processing material can fail")
         }
         let reason = request.reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty else { throw BusError.invalidArgument("field 'reason' must not be empty") }
+        guard !reason.isEmpty else { throw Field.invalid("reason", "must not be empty") }
         material.status = .failed
         material.failureReason = String(reason.prefix(StoreLimits.failureReasonLength))
         material.processingStartedAt = nil

@@ -50,13 +50,13 @@ enum RecordMethods {
             }
         }
         handlers.handle(get) { store, request, context in
-            try Validate.id(request.id)
+            try Field.id(request.id, "id")
             return try await store.read(context) { db, user in
                 try Changes(db: db, user: user, now: Date()).require(Kind.Record.self, request.id)
             }
         }
         handlers.handle(update) { store, request, context in
-            try Validate.id(request.id)
+            try Field.id(request.id, "id")
             return try await store.write(context) { changes in
                 let existing = try changes.require(Kind.Record.self, request.id)
                 var record = try Kind.apply(request, to: existing, changes)
@@ -66,7 +66,7 @@ enum RecordMethods {
             }
         }
         handlers.handle(delete) { store, request, context in
-            try Validate.id(request.id)
+            try Field.id(request.id, "id")
             return try await store.write(context) { changes in
                 try Kind.remove(try changes.require(Kind.Record.self, request.id), changes)
                 return Empty()

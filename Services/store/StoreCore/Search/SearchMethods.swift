@@ -26,12 +26,12 @@ enum SearchMethods {
 
     static func run(_ request: SearchRequest, _ db: Database, user: String) throws -> SearchResponse {
         let terms = try matchExpression(request.query)
-        let limit = try Validate.limit(request.limit, default: 20, maximum: 100)
+        let limit = try Field.int(request.limit, "limit", in: 1...100, default: 20)
         let offset = try request.cursor.map { cursor throws(BusError) in
             Int64.fromDatabaseValue(try PageCursor.decode(cursor, list: "search", keyCount: 1)[0]) ?? 0
         } ?? 0
-        if let id = request.subjectId { try Validate.id(id, field: "subjectId") }
-        if let id = request.materialId { try Validate.id(id, field: "materialId") }
+        if let id = request.subjectId { try Field.id(id, "subjectId") }
+        if let id = request.materialId { try Field.id(id, "materialId") }
         guard let number = try SearchIndexer.existingUserNumber(db, user) else { return SearchResponse(hits: []) }
 
         // The user's entries are the rowid range of their number; filters are tokens of `scope`.
@@ -79,9 +79,7 @@ enum SearchMethods {
     /// Builds the FTS5 expression: each word and each `"quoted phrase"` as a quoted string (so
     /// no user input is read as FTS5 syntax), all required; `word*` as a prefix.
     static func matchExpression(_ query: String) throws(BusError) -> String {
-        guard query.count <= maximumQueryLength else {
-            throw .invalidArgument("field 'query' is longer than \(maximumQueryLength) characters")
-        }
+        try Field.length(query, "query", maximum: maximumQueryLength)
         var terms: [String] = []
         var remaining = Substring(query)
         while let first = remaining.first {
@@ -100,7 +98,7 @@ enum SearchMethods {
             }
         }
         terms.removeAll { $0.isEmpty }
-        guard !terms.isEmpty else { throw .invalidArgument("field 'query' must contain at least one word") }
+        guard !terms.isEmpty else { throw Field.invalid("query", "must contain at least one word") }
         return terms.joined(separator: " ")
     }
 
