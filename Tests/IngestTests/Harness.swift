@@ -93,7 +93,6 @@ final class IngestWorld: Sendable {
     let endpoints: Broker.Endpoints
     let store: StoreService
     let gatewayBus: Bus
-    let ingestBus: Bus
     let ingest: IngestService?
     let client: Bus
     let events: EventCollector
@@ -122,11 +121,11 @@ final class IngestWorld: Sendable {
         gatewayBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
         if let gateway { tasks.append(try Self.runGateway(gateway, bus: gatewayBus, directory: directory)) }
 
-        var ingestBusConfiguration = busConfiguration(endpoints, source: "ingest")
-        if let messageLimit { ingestBusConfiguration.maxMessageBytes = messageLimit }
-        let ingestBus = try Bus(configuration: ingestBusConfiguration, logger: testLogger("ingest"))
-        self.ingestBus = ingestBus
-        ingest = configuration.map { IngestService(bus: ingestBus, configuration: $0, logger: testLogger("ingest")) }
+        var ingestBus = busConfiguration(endpoints, source: "ingest")
+        if let messageLimit { ingestBus.maxMessageBytes = messageLimit }
+        ingest = try configuration.map { configuration in
+            try IngestService(context: ServiceContext(configuration: configuration, logger: testLogger("ingest"), busConfiguration: ingestBus))
+        }
         if let ingest { tasks += ingest.services.map { service in Task { try await service.run() } } }
         self.tasks = Mutex(tasks)
 
@@ -167,10 +166,11 @@ final class IngestWorld: Sendable {
 
     func stop() async {
         let tasks = self.tasks.withLock { $0 }
-        for task in tasks.reversed() { task.cancel() }
-        for task in tasks { _ = try? await task.value }
+        for task in tasks.reversed() {
+            task.cancel()
+            _ = try? await task.value
+        }
         await client.shutdown()
-        await ingestBus.shutdown()
         await gatewayBus.shutdown()
         await broker.stop()
         try? FileManager.default.removeItem(at: directory)

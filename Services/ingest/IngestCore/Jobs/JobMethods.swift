@@ -3,21 +3,28 @@ import Contracts
 import Foundation
 import Wire
 
-extension IngestService {
-    func registerMethods() {
-        host.handle(Ingest.submit) { [self] request, context in try await submit(request, context) }
-        host.handle(Ingest.retry) { [self] request, context in try await retry(request, context) }
-        host.handle(Ingest.formats) { [self] _, _ in
-            IngestFormats(
-                formats: FormatDetection.catalog, chunkTargetCharacters: configuration.chunking.targetCharacters,
-                chunkOverlapCharacters: configuration.chunking.overlapCharacters,
-                jobTimeoutSeconds: Int(configuration.jobTimeout.components.seconds),
-                lostWorkerBoundSeconds: Int(configuration.lostWorkerBound.components.seconds))
-        }
+/// The `ingest.*` methods: `submit` and `retry` check the request, store the file (or find it
+/// stored) and start a job; `formats` says what a job reads and how long it may take.
+struct JobMethods: Sendable {
+    let runner: JobRunner
+    let configuration: IngestConfiguration
+
+    static func register(_ handlers: Handlers<IngestService>) {
+        handlers.handle(Ingest.submit) { service, request, context in try await service.jobs.submit(request, context) }
+        handlers.handle(Ingest.retry) { service, request, context in try await service.jobs.retry(request, context) }
+        handlers.handle(Ingest.formats) { service, _, _ in service.jobs.formats() }
+    }
+
+    func formats() -> IngestFormats {
+        IngestFormats(
+            formats: FormatDetection.catalog, chunkTargetCharacters: configuration.chunking.targetCharacters,
+            chunkOverlapCharacters: configuration.chunking.overlapCharacters,
+            jobTimeoutSeconds: Int(configuration.jobTimeout.components.seconds),
+            lostWorkerBoundSeconds: Int(configuration.lostWorkerBound.components.seconds))
     }
 
     /// Checks the file, stores it (or finds it stored), then processes it.
-    private func submit(_ request: IngestSubmit, _ context: RequestContext) async throws -> IngestResult {
+    func submit(_ request: IngestSubmit, _ context: RequestContext) async throws -> IngestResult {
         _ = try context.requireUser()
         let fileName = request.fileName.trimmingCharacters(in: .whitespacesAndNewlines)
         guard (1...StoreLimits.fileNameLength).contains(fileName.unicodeScalars.count) else {
@@ -44,7 +51,7 @@ extension IngestService {
     }
 
     /// Processes a failed (or pending) material again from its stored original.
-    private func retry(_ request: IngestRetry, _ context: RequestContext) async throws -> IngestResult {
+    func retry(_ request: IngestRetry, _ context: RequestContext) async throws -> IngestResult {
         _ = try context.requireUser()
         let options = try Self.options(request.options)
         let material = try await context.call(Store.getMaterial, RecordID(id: request.materialId))
