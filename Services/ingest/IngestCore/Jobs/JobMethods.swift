@@ -26,10 +26,7 @@ struct JobMethods: Sendable {
     /// Checks the file, stores it (or finds it stored), then processes it.
     func submit(_ request: IngestSubmit, _ context: RequestContext) async throws -> IngestResult {
         _ = try context.requireUser()
-        let fileName = request.fileName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...StoreLimits.fileNameLength).contains(fileName.unicodeScalars.count) else {
-            throw BusError.invalidArgument("field 'fileName' must have 1...\(StoreLimits.fileNameLength) characters")
-        }
+        let fileName = try Field.text(request.fileName, "fileName", maximum: StoreLimits.fileNameLength, trimming: true)
         let title = try Self.title(request.title, fileName: fileName)
         let options = try Self.options(request.options)
         guard let file = context.attachment, !file.isEmpty else {
@@ -96,23 +93,14 @@ struct JobMethods: Sendable {
 
     /// The title given, or the file name without its extension.
     private static func title(_ given: String?, fileName: String) throws(BusError) -> String {
-        if let given {
-            let trimmed = given.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard (1...StoreLimits.titleLength).contains(trimmed.unicodeScalars.count) else {
-                throw .invalidArgument("field 'title' must have 1...\(StoreLimits.titleLength) characters")
-            }
-            return trimmed
-        }
+        if let given { return try Field.text(given, "title", maximum: StoreLimits.titleLength, trimming: true) }
         let extensionLength = FormatDetection.fileExtension(fileName).count
         let stem = extensionLength > 0 ? String(fileName.dropLast(extensionLength + 1)) : fileName
         return (stem.isEmpty ? fileName : stem).clipped(toScalars: StoreLimits.titleLength)
     }
 
     private static func options(_ options: IngestOptions?) throws(BusError) -> (generate: Bool, max: Int) {
-        let max = options?.maxFlashcards ?? 50
-        guard (1...500).contains(max) else {
-            throw .invalidArgument("field 'options.maxFlashcards' must be in 1...500, got \(max)")
-        }
+        let max = try Field.int(options?.maxFlashcards, "options.maxFlashcards", in: 1...500, default: 50)
         return (options?.generateFlashcards ?? true, max)
     }
 }
