@@ -20,8 +20,8 @@ enum SearchMethods {
 
     static let maximumQueryLength = 500
 
-    /// How many of the newest matches are ranked when a query matches more: bm25 costs a few
-    /// microseconds per match, and a word in most of a user's entries ranks them nearly alike.
+    /// How many of the newest matches are ranked when a query matches more: bm25 costs time for
+    /// every match it ranks, and a word in most of a user's entries ranks them nearly alike.
     static let rankedMatches = 1000
 
     static func run(_ request: SearchRequest, _ db: Database, user: String) throws -> SearchResponse {
