@@ -89,8 +89,9 @@ func busConfiguration(_ source: String) -> BusConfiguration {
     configuration.subEndpoint = endpoints.sub
     return configuration
 }
-let serviceBus = try Bus(configuration: busConfiguration("store"), logger: logger)
-let store = try StoreService(bus: serviceBus, configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")), logger: storeLogger)
+let store = try StoreService(context: ServiceContext(
+    configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")), logger: storeLogger,
+    busConfiguration: busConfiguration("store")))
 let running = store.services.map { service in Task { try await service.run() } }
 let client = try Bus(configuration: busConfiguration("bench"), logger: logger)
 let options = CallOptions(user: "bench", timeout: .seconds(120))
@@ -156,9 +157,10 @@ for _ in 0..<5_000 {
 }
 print("get_by_id_p50_us \(Int(percentile(getTimes, 0.5))) us")
 
-for task in running.reversed() { task.cancel() }
-for task in running { _ = try? await task.value }
+for task in running.reversed() {
+    task.cancel()
+    _ = try? await task.value
+}
 await client.shutdown()
-await serviceBus.shutdown()
 await broker.stop()
 try? FileManager.default.removeItem(at: directory)

@@ -3,6 +3,7 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
+import ServiceKit
 import ServiceLifecycle
 import StoreCore
 import TestSupport
@@ -12,7 +13,7 @@ import Wire
 /// The real store service on a gateway world's broker: its own bus and a SQLite file in a
 /// temporary folder, on the system clock (messages list by creation time).
 struct RunningStore {
-    let bus: Bus
+    let store: StoreService
     let client: Bus
     let directory: URL
     let tasks: [Task<Void, any Error>]
@@ -20,10 +21,10 @@ struct RunningStore {
     static func start(on world: GatewayWorld) async throws -> RunningStore {
         let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-store-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let bus = try Bus(configuration: busConfiguration(world.endpoints, source: "store"), logger: testLogger("store"))
-        let store = try StoreService(bus: bus, configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")),
-                                     logger: testLogger("store"))
-        let running = RunningStore(bus: bus, client: world.client, directory: directory,
+        let store = try StoreService(context: ServiceContext(
+            configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite")), logger: testLogger("store"),
+            busConfiguration: busConfiguration(world.endpoints, source: "store")))
+        let running = RunningStore(store: store, client: world.client, directory: directory,
                                    tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves", timeout: .seconds(30)) {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
@@ -55,7 +56,7 @@ struct RunningStore {
     func stop() async {
         for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
-        await bus.shutdown()
+        await store.owner.bus.shutdown()
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import GRDB
 @testable import IngestCore
+import ServiceKit
 import Storage
 import StoreCore
 import TestSupport
@@ -50,6 +51,28 @@ struct FailureTests {
         }
     }
 
+    @Test("a blank or too long file name or title and maxFlashcards outside 1...500 are INVALID_ARGUMENT naming the field")
+    func badFields() async throws {
+        try await withIngest(gateway: nil) { world in
+            let data = try Fixture.data("notes.md")
+            let cases: [(IngestSubmit, String, String)] = [
+                (IngestSubmit(fileName: "   "), "fileName", "must not be empty"),
+                (IngestSubmit(fileName: String(repeating: "n", count: 256) + ".md"), "fileName", "must be at most 255 characters"),
+                (IngestSubmit(fileName: "notes.md", title: " "), "title", "must not be empty"),
+                (IngestSubmit(fileName: "notes.md", options: IngestOptions(maxFlashcards: 501)), "options.maxFlashcards", "must be between 1 and 500, got 501"),
+            ]
+            for (request, field, requirement) in cases {
+                do {
+                    _ = try await world.submit(data: data, request)
+                    Issue.record("a submit with a bad \(field) succeeded")
+                } catch let error as BusError {
+                    #expect(error == Field.invalid(field, requirement))
+                }
+            }
+            #expect(try await world.materials().isEmpty)
+        }
+    }
+
     @Test("files over their kind's limit are INVALID_ARGUMENT naming it: images 10 MB, audio 5 MB, anything else 50 MB")
     func sizeLimits() async throws {
         try await withIngest { world in
@@ -90,7 +113,7 @@ struct FailureTests {
     func storeRefusesPut() async throws {
         try await withIngest { world in
             // Injected fault: the store's database refuses chunks.
-            try await world.store.database.pool.write { db in
+            try await world.store.owner.database.pool.write { db in
                 try db.execute(sql: "CREATE TEMP TRIGGER refuse_chunks BEFORE INSERT ON chunk BEGIN SELECT RAISE(ABORT, 'disk quota reached'); END")
             }
             let error = try #require(try await world.submitFailure("notes.md"))
@@ -103,7 +126,7 @@ struct FailureTests {
             #expect(try await world.storeEvents(Store.materialIngested).isEmpty)
             #expect(try await world.storeEvents(Store.ingestFailed).map(\.materialId) == [materialId])
             // Once the store takes writes again, ingest.retry makes it ready from the stored original.
-            try await world.store.database.pool.write { db in try db.execute(sql: "DROP TRIGGER refuse_chunks") }
+            try await world.store.owner.database.pool.write { db in try db.execute(sql: "DROP TRIGGER refuse_chunks") }
             let retried = try await world.client.call(Ingest.retry, IngestRetry(materialId: materialId), options: CallOptions(user: "alice", timeout: .seconds(60)))
             #expect(retried.material.status == .ready && (retried.outcome?.chunkCount ?? 0) > 0)
         }

@@ -91,10 +91,8 @@ final class WhisperMock: Sendable {
 final class IngestWorld: Sendable {
     let broker: Broker
     let endpoints: Broker.Endpoints
-    let storeBus: Bus
     let store: StoreService
     let gatewayBus: Bus
-    let ingestBus: Bus
     let ingest: IngestService?
     let client: Bus
     let events: EventCollector
@@ -115,21 +113,19 @@ final class IngestWorld: Sendable {
         self.storeClock = storeClock
         var tasks: [Task<Void, any Error>] = []
 
-        storeBus = try Bus(configuration: busConfiguration(endpoints, source: "store"), logger: testLogger("store"))
-        store = try StoreService(
-            bus: storeBus,
+        store = try StoreService(context: ServiceContext(
             configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: storeClock ?? SystemWallClock()),
-            logger: testLogger("store"))
+            logger: testLogger("store"), busConfiguration: busConfiguration(endpoints, source: "store")))
         tasks += store.services.map { service in Task { try await service.run() } }
 
         gatewayBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
         if let gateway { tasks.append(try Self.runGateway(gateway, bus: gatewayBus, directory: directory)) }
 
-        var ingestBusConfiguration = busConfiguration(endpoints, source: "ingest")
-        if let messageLimit { ingestBusConfiguration.maxMessageBytes = messageLimit }
-        let ingestBus = try Bus(configuration: ingestBusConfiguration, logger: testLogger("ingest"))
-        self.ingestBus = ingestBus
-        ingest = configuration.map { IngestService(bus: ingestBus, configuration: $0, logger: testLogger("ingest")) }
+        var ingestBus = busConfiguration(endpoints, source: "ingest")
+        if let messageLimit { ingestBus.maxMessageBytes = messageLimit }
+        ingest = try configuration.map { configuration in
+            try IngestService(context: ServiceContext(configuration: configuration, logger: testLogger("ingest"), busConfiguration: ingestBus))
+        }
         if let ingest { tasks += ingest.services.map { service in Task { try await service.run() } } }
         self.tasks = Mutex(tasks)
 
@@ -170,12 +166,12 @@ final class IngestWorld: Sendable {
 
     func stop() async {
         let tasks = self.tasks.withLock { $0 }
-        for task in tasks.reversed() { task.cancel() }
-        for task in tasks { _ = try? await task.value }
+        for task in tasks.reversed() {
+            task.cancel()
+            _ = try? await task.value
+        }
         await client.shutdown()
-        await ingestBus.shutdown()
         await gatewayBus.shutdown()
-        await storeBus.shutdown()
         await broker.stop()
         try? FileManager.default.removeItem(at: directory)
     }

@@ -14,14 +14,15 @@ import Wire
 
 /// The real store service on its own bus and SQLite file, beside the scheduler world.
 struct RunningStore {
-    let bus: Bus
+    let store: StoreService
     let tasks: [Task<Void, any Error>]
 
     static func start(_ world: SchedulerWorld) async throws -> RunningStore {
-        let bus = try Bus(configuration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs), logger: testLogger("store"))
         let configuration = StoreConfiguration(databaseURL: try temporaryDirectory().appending(path: "store.sqlite"), clock: world.clock)
-        let store = try StoreService(bus: bus, configuration: configuration, logger: testLogger("store"))
-        let running = RunningStore(bus: bus, tasks: store.services.map { service in Task { try await service.run() } })
+        let store = try StoreService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("store"),
+            busConfiguration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs)))
+        let running = RunningStore(store: store, tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves") {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
         }
@@ -36,7 +37,7 @@ struct RunningStore {
     func stop() async {
         for task in tasks.reversed() { task.cancel() }
         for task in tasks { _ = try? await task.value }
-        await bus.shutdown()
+        await store.owner.bus.shutdown()
     }
 }
 

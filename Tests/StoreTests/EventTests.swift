@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import ServiceKit
 import Storage
 import StoreCore
 import TestSupport
@@ -21,7 +22,7 @@ struct EventTests {
         try await eventually("four events published") { events.all.count == 4 }
         #expect(events.topics() == ["set.created", "flashcard.created", "flashcard.deleted", "set.deleted"])
         let headers = events.all.map(\.header)
-        #expect(headers.allSatisfy { $0.source == "store" && $0.instance == world.store.outbox.instance && $0.user == "alice" })
+        #expect(headers.allSatisfy { $0.source == "store" && $0.instance == world.store.owner.outbox?.instance && $0.user == "alice" })
         #expect(headers.map(\.seq) == [1, 2, 3, 4])
         #expect(try events.all[1].decode(Store.flashcardCreated) == card)
         #expect(try events.all[2].decode(Store.flashcardDeleted).setId == set.id)

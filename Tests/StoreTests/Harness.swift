@@ -21,7 +21,6 @@ func temporaryDirectory() throws -> URL {
 struct StoreWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
-    let serviceBus: Bus
     let store: StoreService
     let client: Bus
     let clock: ManualWallClock
@@ -38,24 +37,25 @@ struct StoreWorld {
         let directory = try directory ?? temporaryDirectory()
         var storeBus = busConfiguration(endpoints, source: "store")
         storeBus.maxMessageBytes = maxMessageBytes
-        let serviceBus = try Bus(configuration: storeBus, logger: testLogger("store"))
-        let store = try StoreService(
-            bus: serviceBus, configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: clock),
-            logger: testLogger("store"))
+        let store = try StoreService(context: ServiceContext(
+            configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: clock),
+            logger: testLogger("store"), busConfiguration: storeBus))
         let tasks = store.services.map { service in Task { try await service.run() } }
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let world = StoreWorld(
-            broker: broker, endpoints: endpoints, serviceBus: serviceBus, store: store, client: client, clock: clock,
+            broker: broker, endpoints: endpoints, store: store, client: client, clock: clock,
             directory: directory, tasks: tasks)
         try await eventually("store serves") { (try? await client.call(Reserved.health("store"), Empty())) != nil }
         return world
     }
 
+    /// Stops the store's services in reverse start order (the bus last), then the client and the broker.
     func stop() async {
-        for task in tasks.reversed() { task.cancel() }
-        for task in tasks { _ = try? await task.value }
+        for task in tasks.reversed() {
+            task.cancel()
+            _ = try? await task.value
+        }
         await client.shutdown()
-        await serviceBus.shutdown()
         await broker.stop()
     }
 
@@ -97,7 +97,7 @@ struct StoreWorld {
 
     /// Runs SQL against the store's own database (for checks and injected faults).
     func sql<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await store.database.pool.write(body)
+        try await store.owner.database.pool.write(body)
     }
 }
 

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import ServiceKit
 import Storage
 import StoreCore
 import TestSupport
@@ -56,7 +57,7 @@ struct MigrationTests {
         _ = try await world.call(Store.updateFlashcard, FlashcardUpdate(id: "c1", tags: ["bio"]))
         _ = try await world.call(Store.deleteMaterial, RecordID(id: "m1"))
         #expect(try await world.call(Store.search, SearchRequest(query: "enzymes")).hits.map(\.id) == ["n1"])
-        #expect(try world.store.database.integrityCheck() == "ok")
+        #expect(try world.store.owner.database.integrityCheck() == "ok")
         await world.stop()
     }
 }

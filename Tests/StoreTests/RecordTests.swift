@@ -52,9 +52,9 @@ struct RecordTests {
         let world = try await StoreWorld.start()
         let cases: [(BusError?, String)] = [
             (await world.failure(Store.createSubject, SubjectCreate(name: "   ")), "'name' must not be empty"),
-            (await world.failure(Store.createMaterial, MaterialCreate(title: String(repeating: "t", count: 201), sourceKind: .txt)), "'title' is longer than 200"),
-            (await world.failure(Store.createFlashcard, FlashcardCreate(front: "f", back: String(repeating: "b", count: 10_001))), "'back' is longer than 10000"),
-            (await world.failure(Store.createFlashcard, FlashcardCreate(front: "f", back: "b", tags: (0...20).map { "t\($0)" })), "'tags' has more than 20"),
+            (await world.failure(Store.createMaterial, MaterialCreate(title: String(repeating: "t", count: 201), sourceKind: .txt)), "'title' must be at most 200 characters"),
+            (await world.failure(Store.createFlashcard, FlashcardCreate(front: "f", back: String(repeating: "b", count: 10_001))), "'back' must be at most 10000 characters"),
+            (await world.failure(Store.createFlashcard, FlashcardCreate(front: "f", back: "b", tags: (0...20).map { "t\($0)" })), "'tags' must hold at most 20 entries"),
             (await world.failure(Store.createSession, StudySessionCreate(startedAt: StoreWorld.start, endedAt: StoreWorld.start.addingTimeInterval(-1))), "'endedAt'"),
             (await world.failure(Store.listTasks, StudyTaskList(limit: 501)), "'limit' must be between 1 and 500"),
             (await world.failure(Store.listTasks, StudyTaskList(cursor: "bogus")), "'cursor'"),
@@ -65,6 +65,11 @@ struct RecordTests {
             #expect(error?.message.contains(text) == true, "\(String(describing: error)) should mention \(text)")
         }
         #expect(cases.dropLast().allSatisfy { $0.0?.code == .invalidArgument })
+        // The details carry the field the message names.
+        for (error, _) in cases.dropLast() {
+            let field = error?.details?["field"]?.stringValue ?? "(none)"
+            #expect(error?.message.hasPrefix("field '\(field)' ") == true, "\(String(describing: error)) should carry its field in the details")
+        }
         #expect(cases.last?.0?.code == .notFound)
         // An unknown enum value is caught by decoding, naming the field.
         let raw = try? await world.client.callRaw(service: "store", method: "flashcards.create",

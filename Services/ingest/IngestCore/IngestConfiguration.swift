@@ -45,8 +45,10 @@ public struct ToolSettings: Sendable {
     }
 }
 
-/// Everything an ingest worker reads from its environment.
-public struct IngestConfiguration: Sendable {
+/// Everything an ingest worker reads from its environment, read in one place.
+public struct IngestConfiguration: ServiceConfiguration {
+    public static let serviceName = IngestContract.serviceName
+
     /// Requests the worker takes at once from the broker (`INGEST_CREDIT`).
     public var credit = 16
     /// Jobs processed at once (`INGEST_CONCURRENCY`); more wait in the worker's queue.
@@ -86,33 +88,32 @@ public struct IngestConfiguration: Sendable {
 
     /// Reads `INGEST_*` variables (docs/services/ingest.md has the table).
     /// - Throws: `INVALID_ARGUMENT` naming a variable with a bad value.
-    public static func fromEnvironment(_ environment: Environment) throws(BusError) -> IngestConfiguration {
-        var configuration = IngestConfiguration()
-        configuration.credit = try environment.int("INGEST_CREDIT", default: configuration.credit, in: 1...1024)
-        configuration.concurrency = try environment.int("INGEST_CONCURRENCY", default: configuration.concurrency, in: 1...256)
-        configuration.queueLimit = try environment.int("INGEST_QUEUE_LIMIT", default: configuration.queueLimit, in: 0...100_000)
-        configuration.memoryBudgetBytes = try environment.int("INGEST_MEMORY_BUDGET_MB", default: 1024, in: 1...1_048_576) * 1024 * 1024
+    public init(environment: Environment) throws(BusError) {
+        self.init()
+        credit = try environment.int("INGEST_CREDIT", default: credit, in: 1...1024)
+        concurrency = try environment.int("INGEST_CONCURRENCY", default: concurrency, in: 1...256)
+        queueLimit = try environment.int("INGEST_QUEUE_LIMIT", default: queueLimit, in: 0...100_000)
+        memoryBudgetBytes = try environment.int("INGEST_MEMORY_BUDGET_MB", default: 1024, in: 1...1_048_576) * 1024 * 1024
         let target = try environment.int("INGEST_CHUNK_TARGET_CHARS", default: 1000, in: 100...50_000)
         let overlap = try environment.int("INGEST_CHUNK_OVERLAP_CHARS", default: min(150, target / 4), in: 0...(target / 4))
-        configuration.chunking = ChunkingSettings(targetCharacters: target, overlapCharacters: overlap)
-        configuration.tools = ToolSettings(
+        chunking = ChunkingSettings(targetCharacters: target, overlapCharacters: overlap)
+        tools = ToolSettings(
             pdftotext: environment.string("INGEST_PDFTOTEXT", default: "pdftotext"),
             pdftoppm: environment.string("INGEST_PDFTOPPM", default: "pdftoppm"),
             tesseract: environment.string("INGEST_TESSERACT", default: "tesseract"),
             ocrLanguages: environment.string("INGEST_OCR_LANGUAGES", default: "eng"),
             timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)))
-        configuration.jobTimeout = .seconds(try environment.int("INGEST_JOB_TIMEOUT_SECONDS", default: 120, in: 1...86_400))
-        let stuckAfter = try environment.int("INGEST_STUCK_AFTER_SECONDS", default: 150, in: 1...86_400)
-        configuration.stuckAfter = .seconds(stuckAfter)
-        guard configuration.stuckAfter > configuration.jobTimeout else {
+        jobTimeout = .seconds(try environment.int("INGEST_JOB_TIMEOUT_SECONDS", default: 120, in: 1...86_400))
+        let stuckSeconds = try environment.int("INGEST_STUCK_AFTER_SECONDS", default: 150, in: 1...86_400)
+        stuckAfter = .seconds(stuckSeconds)
+        guard stuckAfter > jobTimeout else {
             throw .invalidArgument(
-                "environment variable INGEST_STUCK_AFTER_SECONDS (\(stuckAfter)) must exceed INGEST_JOB_TIMEOUT_SECONDS, or a live worker's job could be taken for lost")
+                "environment variable INGEST_STUCK_AFTER_SECONDS (\(stuckSeconds)) must exceed INGEST_JOB_TIMEOUT_SECONDS, or a live worker's job could be taken for lost")
         }
-        configuration.sweepInterval = .seconds(try environment.int("INGEST_SWEEP_INTERVAL_SECONDS", default: 30, in: 1...86_400))
-        configuration.shutdownGrace = .seconds(try environment.int("INGEST_SHUTDOWN_GRACE_SECONDS", default: 15, in: 0...18))
-        configuration.summarySentences = try environment.int("INGEST_SUMMARY_SENTENCES", default: 5, in: 1...20)
-        configuration.keywordCount = try environment.int("INGEST_KEYWORDS", default: 10, in: 1...50)
-        configuration.aiInputBytes = try environment.int("INGEST_AI_INPUT_KB", default: 256, in: 1...(AIGatewayLimits.textBytes / 1024)) * 1024
-        return configuration
+        sweepInterval = .seconds(try environment.int("INGEST_SWEEP_INTERVAL_SECONDS", default: 30, in: 1...86_400))
+        shutdownGrace = .seconds(try environment.int("INGEST_SHUTDOWN_GRACE_SECONDS", default: 15, in: 0...18))
+        summarySentences = try environment.int("INGEST_SUMMARY_SENTENCES", default: 5, in: 1...20)
+        keywordCount = try environment.int("INGEST_KEYWORDS", default: 10, in: 1...50)
+        aiInputBytes = try environment.int("INGEST_AI_INPUT_KB", default: 256, in: 1...(AIGatewayLimits.textBytes / 1024)) * 1024
     }
 }

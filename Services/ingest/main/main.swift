@@ -3,6 +3,4 @@ import ServiceKit
 
 // ingest: a stateless worker turning uploaded files into text, chunks, summaries, keywords and
 // flashcards; run as many as needed. Configuration from the environment (docs/services/ingest.md).
-await ServiceRunner.run("ingest") { context in
-    try IngestService.fromEnvironment(context).services
-}
+await ServiceRunner.run(IngestService.self)

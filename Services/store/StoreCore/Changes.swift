@@ -39,8 +39,7 @@ final class Changes {
 
     /// Checks that an optional reference names one of the user's records; "" or nil means none.
     func requireReference<R: StoredRecord>(_ type: R.Type, _ id: String?, field: String) throws -> String? {
-        guard let id = Validate.reference(id) else { return nil }
-        try Validate.id(id, field: field)
+        guard let id = try StoreID.reference(id, field) else { return nil }
         _ = try require(type, id, field: field)
         return id
     }

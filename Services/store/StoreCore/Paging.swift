@@ -61,7 +61,7 @@ struct ListQuery: Sendable {
     /// One page of `R` for `user`.
     /// - Throws: `INVALID_ARGUMENT` for a bad limit or a cursor this list did not return.
     func page<R: StoredRecord>(_ type: R.Type, _ db: Database, user: String, request: some PagedRequest) throws -> RecordPage<R> {
-        let limit = try Validate.limit(request.limit)
+        let limit = try Field.int(request.limit, "limit", in: 1...StoreLimits.maximumPageSize, default: StoreLimits.defaultPageSize)
         var conditions = ["user_id = ?"] + self.conditions
         var arguments: [DatabaseValue] = [user.databaseValue] + self.arguments
         if let cursor = request.cursor {
@@ -103,7 +103,7 @@ enum PageCursor {
     static func decode(_ cursor: String, list: String, keyCount: Int) throws(BusError) -> [DatabaseValue] {
         guard let data = Base64URL.decode(cursor), let object = try? JSONValue.parse(data).objectValue,
               object["l"]?.stringValue == list, let keys = object["k"]?.arrayValue, keys.count == keyCount
-        else { throw .invalidArgument("field 'cursor' is not a cursor this list returned") }
+        else { throw Field.invalid("cursor", "is not a cursor this list returned") }
         return keys.map { key in
             if let number = key.intValue { return number.databaseValue }
             if let number = key.doubleValue { return number.databaseValue }

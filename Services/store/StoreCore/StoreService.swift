@@ -2,21 +2,22 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
-import Logging
 import ServiceKit
 import ServiceLifecycle
 import Storage
 import Wire
 
-/// How the store is set up.
-public struct StoreConfiguration: Sendable {
-    /// The SQLite file.
+/// The store's settings, read from the environment in one place.
+public struct StoreConfiguration: ServiceConfiguration {
+    public static let serviceName = StoreContract.serviceName
+
+    /// The SQLite file (`store.sqlite` in `DATA_DIR`).
     public var databaseURL: URL
-    /// "Now", for timestamps and `progress.today`.
+    /// "Now", for timestamps and `progress.today`; a seam for tests.
     public var clock: any WallClock
-    /// Requests served at once.
+    /// Requests served at once (`STORE_CREDIT`, default 64).
     public var credit: Int
-    /// How long published events stay replayable.
+    /// How long published events stay replayable (`OUTBOX_RETENTION_DAYS`, default 30).
     public var outboxRetention: Duration
 
     public init(databaseURL: URL, clock: any WallClock = SystemWallClock(), credit: Int = 64, outboxRetention: Duration = .seconds(30 * 86_400)) {
@@ -26,36 +27,36 @@ public struct StoreConfiguration: Sendable {
         self.outboxRetention = outboxRetention
     }
 
-    /// From `DATA_DIR` (the file is `store.sqlite` in it), `STORE_CREDIT` (1…1024, default 64)
-    /// and `OUTBOX_RETENTION_DAYS` (1…3650, default 30).
-    public static func fromEnvironment(_ environment: Environment) throws(BusError) -> StoreConfiguration {
-        let directory = try environment.dataDirectory(service: "store")
-        return StoreConfiguration(
-            databaseURL: directory.appending(path: "store.sqlite"),
+    /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024) and `OUTBOX_RETENTION_DAYS` (1…3650).
+    /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
+    public init(environment: Environment) throws(BusError) {
+        self.init(
+            databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "store.sqlite"),
             credit: try environment.int("STORE_CREDIT", default: 64, in: 1...1024),
             outboxRetention: .seconds(86_400 * (try environment.int("OUTBOX_RETENTION_DAYS", default: 30, in: 1...3650))))
     }
 }
 
-/// The store service: its database, its durable event stream and its methods on the bus.
-///
-/// ```swift
-/// let store = try StoreService(bus: bus, configuration: .fromEnvironment(environment), logger: logger)
-/// try await ServiceRunner.runGroup(store.services, logger: logger)
-/// ```
-public final class StoreService: Sendable {
-    public let database: ServiceDatabase
-    public let outbox: Outbox
-    public let host: ServiceHost
+/// The store service: its database, its durable event stream, the search indexer and its
+/// methods on the bus.
+public final class StoreService: StudyBusService {
+    /// The bus connection, database, outbox and host.
+    public let owner: DataOwner
     /// Keeps the search index up to date after writes.
-    public let indexer: SearchIndexer
+    let indexer: SearchIndexer
+    let database: ServiceDatabase
+    let outbox: Outbox
     let clock: any WallClock
-    let logger: Logger
 
     /// Opens (and migrates) the database and registers every method.
     /// - Throws: `FAILED_PRECONDITION` when the database cannot be opened or migrated.
-    public init(bus: Bus, configuration: StoreConfiguration, logger: Logger) throws(BusError) {
-        database = try ServiceDatabase.open(at: configuration.databaseURL, migrator: StoreSchema.migrator, logger: logger)
+    public init(context: ServiceContext<StoreConfiguration>) throws {
+        let configuration = context.configuration
+        owner = try DataOwner(
+            context: context, contract: Store, database: .init(url: configuration.databaseURL, migrator: StoreSchema.migrator),
+            credit: configuration.credit, events: .init(retention: configuration.outboxRetention))
+        database = owner.database
+        outbox = owner.outbox!
         do {
             // A bigger page cache for the writer; WAL checkpoints mostly by the indexer's loop
             // after writes, rather than inside a request's commit every 4 MB.
@@ -63,24 +64,22 @@ public final class StoreService: Sendable {
                 try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 10000")
             }
         } catch {
-            throw .failedPrecondition("cannot configure the database: \(error)")
+            throw BusError.failedPrecondition("cannot configure the database: \(error)")
         }
-        outbox = try Outbox(source: StoreContract.serviceName, database: database, publisher: bus, retention: configuration.outboxRetention, logger: logger)
-        host = ServiceHost(bus: bus, contract: Store, credit: configuration.credit, logger: logger)
-        indexer = SearchIndexer(database: database, logger: logger)
+        indexer = SearchIndexer(database: database, logger: context.logger)
         clock = configuration.clock
-        self.logger = logger
-        host.serveReplay(from: outbox)
-        host.serveBackup(of: database)
-        registerRecordMethods()
-        registerIngestMethods()
-        registerQueryMethods()
-        registerSyncMethods()
+
+        let handlers = owner.host.handlers(for: self)
+        RecordMethods.register(handlers)
+        IngestMethods.register(handlers)
+        SearchMethods.register(handlers)
+        ExportMethods.register(handlers)
+        SyncMethods.register(handlers)
     }
 
-    /// What to run, in start order: the outbox first, so that on shutdown the host drains
-    /// before the outbox publishes what was committed last.
-    public var services: [any Service] { [outbox, indexer, host] }
+    /// The indexer runs between the outbox and the host: at shutdown the host drains, the
+    /// indexer stops, the outbox publishes what was committed last.
+    public var services: [any Service] { owner.services(running: [indexer]) }
 
     // MARK: Transactions
 

@@ -1,7 +1,5 @@
 import ServiceKit
 import StoreCore
 
-await ServiceRunner.run("store") { context in
-    let store = try StoreService(bus: context.bus, configuration: .fromEnvironment(context.environment), logger: context.logger)
-    return store.services
-}
+// store: the system of record for study content (docs/services/store.md).
+await ServiceRunner.run(StoreService.self)

@@ -15,9 +15,9 @@ struct Enrichment: Sendable {
 ///
 /// A long document is not sent whole: summary and keywords get at most `inputBytes` of text
 /// (`INGEST_AI_INPUT_KB`), cards at most ``chunksPerCard`` chunks per card wanted — chunks
-/// sampled evenly across the document, so the result still covers all of it. Ranking every
-/// sentence of a megabyte to pick five was most of a 1 MB document's time with the local
-/// provider, and with a remote model the prompt would be hundreds of thousands of tokens.
+/// sampled evenly across the document, so the result still covers all of it while the work
+/// stays bounded: the local provider ranks every sentence it is sent, and a remote model's
+/// prompt would otherwise grow with the document.
 struct Enricher: Sendable {
     let bus: Bus
     let summarySentences: Int

@@ -12,8 +12,8 @@ extension MessageUpdate: UpdateRequest {}
 enum ConversationRecords: RecordKind {
     static func make(_ request: ConversationCreate, _ changes: Changes) throws -> Conversation {
         Conversation(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            title: try Validate.text(request.title, field: "title", maximum: StoreLimits.titleLength),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            title: try Field.text(request.title, "title", maximum: StoreLimits.titleLength),
             materialId: try changes.requireReference(Material.self, request.materialId, field: "materialId"),
             setId: try changes.requireReference(FlashcardSet.self, request.setId, field: "setId"),
             createdAt: changes.now, updatedAt: changes.now)
@@ -21,7 +21,7 @@ enum ConversationRecords: RecordKind {
 
     static func apply(_ request: ConversationUpdate, to record: Conversation, _ changes: Changes) throws -> Conversation {
         var conversation = record
-        if let title = request.title { conversation.title = try Validate.text(title, field: "title", maximum: StoreLimits.titleLength) }
+        if let title = request.title { conversation.title = try Field.text(title, "title", maximum: StoreLimits.titleLength) }
         return conversation
     }
 
@@ -34,7 +34,7 @@ enum ConversationRecords: RecordKind {
 
     static func query(_ request: ConversationList) throws -> ListQuery {
         var query = ListQuery(orderBy: "updated_at", descending: true)
-        if let id = request.materialId { try Validate.id(id, field: "materialId") }
+        if let id = request.materialId { try Field.id(id, "materialId") }
         query.filter("material_id", equals: request.materialId)
         return query
     }
@@ -43,11 +43,11 @@ enum ConversationRecords: RecordKind {
 /// Messages of a conversation; a new one makes the conversation the most recently active.
 enum MessageRecords: RecordKind {
     static func make(_ request: MessageCreate, _ changes: Changes) throws -> ConversationMessage {
-        try Validate.id(request.conversationId, field: "conversationId")
+        try Field.id(request.conversationId, "conversationId")
         var conversation = try changes.require(Conversation.self, request.conversationId, field: "conversationId")
         let message = ConversationMessage(
-            id: try Validate.idOrNew(request.id), userId: changes.user, conversationId: conversation.id, role: request.role,
-            text: try Validate.text(request.text, field: "text", maximum: StoreLimits.textLength),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user, conversationId: conversation.id, role: request.role,
+            text: try Field.text(request.text, "text", maximum: StoreLimits.textLength),
             createdAt: changes.now, updatedAt: changes.now)
         conversation.updatedAt = changes.nextUpdate(after: conversation.updatedAt)
         try changes.update(conversation, event: false)
@@ -56,12 +56,12 @@ enum MessageRecords: RecordKind {
 
     static func apply(_ request: MessageUpdate, to record: ConversationMessage, _ changes: Changes) throws -> ConversationMessage {
         var message = record
-        if let text = request.text { message.text = try Validate.text(text, field: "text", maximum: StoreLimits.textLength) }
+        if let text = request.text { message.text = try Field.text(text, "text", maximum: StoreLimits.textLength) }
         return message
     }
 
     static func query(_ request: MessageList) throws -> ListQuery {
-        try Validate.id(request.conversationId, field: "conversationId")
+        try Field.id(request.conversationId, "conversationId")
         var query = ListQuery(orderBy: "created_at", descending: request.newestFirst ?? false)
         query.filter("conversation_id", equals: request.conversationId)
         return query

@@ -13,14 +13,8 @@ extension FlashcardSetUpdate: UpdateRequest {}
 /// scheduler keys review state on.
 enum FlashcardRecords: RecordKind {
     static func make(_ request: FlashcardCreate, _ changes: Changes) throws -> Flashcard {
-        let set = try Validate.reference(request.setId).map { id throws -> FlashcardSet in
-            try Validate.id(id, field: "setId")
-            return try changes.require(FlashcardSet.self, id, field: "setId")
-        }
-        let chunk = try Validate.reference(request.chunkId).map { id throws -> NoteChunk in
-            try Validate.id(id, field: "chunkId")
-            return try changes.require(NoteChunk.self, id, field: "chunkId")
-        }
+        let set = try StoreID.reference(request.setId, "setId").map { id in try changes.require(FlashcardSet.self, id, field: "setId") }
+        let chunk = try StoreID.reference(request.chunkId, "chunkId").map { id in try changes.require(NoteChunk.self, id, field: "chunkId") }
         var materialID = try changes.requireReference(Material.self, request.materialId, field: "materialId")
         if let chunk {
             if let materialID, materialID != chunk.materialId {
@@ -32,20 +26,20 @@ enum FlashcardRecords: RecordKind {
         if subjectID == nil { subjectID = set?.subjectId }
         if subjectID == nil, let materialID { subjectID = try changes.find(Material.self, materialID)?.subjectId }
         return Flashcard(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            front: try Validate.text(request.front, field: "front", maximum: StoreLimits.cardSideLength),
-            back: try Validate.text(request.back, field: "back", maximum: StoreLimits.cardSideLength),
-            kind: request.kind ?? .qa, tags: try Validate.labels(request.tags, field: "tags", count: StoreLimits.tagsPerCard),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            front: try Field.text(request.front, "front", maximum: StoreLimits.cardSideLength),
+            back: try Field.text(request.back, "back", maximum: StoreLimits.cardSideLength),
+            kind: request.kind ?? .qa, tags: try Field.labels(request.tags, "tags", maximum: StoreLimits.tagsPerCard),
             setId: set?.id, materialId: materialID, chunkId: chunk?.id, subjectId: subjectID,
             createdAt: changes.now, updatedAt: changes.now)
     }
 
     static func apply(_ request: FlashcardUpdate, to record: Flashcard, _ changes: Changes) throws -> Flashcard {
         var card = record
-        if let front = request.front { card.front = try Validate.text(front, field: "front", maximum: StoreLimits.cardSideLength) }
-        if let back = request.back { card.back = try Validate.text(back, field: "back", maximum: StoreLimits.cardSideLength) }
+        if let front = request.front { card.front = try Field.text(front, "front", maximum: StoreLimits.cardSideLength) }
+        if let back = request.back { card.back = try Field.text(back, "back", maximum: StoreLimits.cardSideLength) }
         if let kind = request.kind { card.kind = kind }
-        if request.tags != nil { card.tags = try Validate.labels(request.tags, field: "tags", count: StoreLimits.tagsPerCard) }
+        if request.tags != nil { card.tags = try Field.labels(request.tags, "tags", maximum: StoreLimits.tagsPerCard) }
         if request.setId != nil { card.setId = try changes.requireReference(FlashcardSet.self, request.setId, field: "setId") }
         if request.subjectId != nil { card.subjectId = try changes.requireReference(Subject.self, request.subjectId, field: "subjectId") }
         return card
@@ -59,7 +53,7 @@ enum FlashcardRecords: RecordKind {
         // `pk` is the insertion order: cards written in one transaction keep their order.
         var query = ListQuery(orderBy: "pk")
         for (field, value) in [("setId", request.setId), ("materialId", request.materialId), ("subjectId", request.subjectId)] {
-            if let value { try Validate.id(value, field: field) }
+            if let value { try Field.id(value, field) }
         }
         query.filter("set_id", equals: request.setId)
         query.filter("material_id", equals: request.materialId)
@@ -73,9 +67,9 @@ enum FlashcardRecords: RecordKind {
 enum FlashcardSetRecords: RecordKind {
     static func make(_ request: FlashcardSetCreate, _ changes: Changes) throws -> FlashcardSet {
         FlashcardSet(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            name: try Validate.text(request.name, field: "name", maximum: StoreLimits.titleLength),
-            topic: try Validate.optionalText(request.topic, field: "topic", maximum: StoreLimits.titleLength),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            name: try Field.text(request.name, "name", maximum: StoreLimits.titleLength),
+            topic: try Field.optionalText(request.topic, "topic", maximum: StoreLimits.titleLength),
             subjectId: try changes.requireReference(Subject.self, request.subjectId, field: "subjectId"),
             materialId: try changes.requireReference(Material.self, request.materialId, field: "materialId"),
             createdAt: changes.now, updatedAt: changes.now)
@@ -83,8 +77,8 @@ enum FlashcardSetRecords: RecordKind {
 
     static func apply(_ request: FlashcardSetUpdate, to record: FlashcardSet, _ changes: Changes) throws -> FlashcardSet {
         var set = record
-        if let name = request.name { set.name = try Validate.text(name, field: "name", maximum: StoreLimits.titleLength) }
-        if let topic = request.topic { set.topic = try Validate.optionalText(topic, field: "topic", maximum: StoreLimits.titleLength) }
+        if let name = request.name { set.name = try Field.text(name, "name", maximum: StoreLimits.titleLength) }
+        if let topic = request.topic { set.topic = try Field.optionalText(topic, "topic", maximum: StoreLimits.titleLength) }
         if request.subjectId != nil { set.subjectId = try changes.requireReference(Subject.self, request.subjectId, field: "subjectId") }
         return set
     }
@@ -113,8 +107,8 @@ enum FlashcardSetRecords: RecordKind {
 
     static func query(_ request: FlashcardSetList) throws -> ListQuery {
         var query = ListQuery(orderBy: "created_at", descending: true)
-        if let value = request.subjectId { try Validate.id(value, field: "subjectId") }
-        if let value = request.materialId { try Validate.id(value, field: "materialId") }
+        if let value = request.subjectId { try Field.id(value, "subjectId") }
+        if let value = request.materialId { try Field.id(value, "materialId") }
         query.filter("subject_id", equals: request.subjectId)
         query.filter("material_id", equals: request.materialId)
         return query

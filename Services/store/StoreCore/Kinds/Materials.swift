@@ -7,33 +7,33 @@ import Wire
 extension MaterialCreate: CreateRequest {}
 extension MaterialUpdate: UpdateRequest {}
 
-/// Materials' user-editable side; uploads and processing are in `Ingest.swift`.
+/// Materials' user-editable side; uploads and processing are in `Ingest/`.
 enum MaterialRecords: RecordKind {
     static func make(_ request: MaterialCreate, _ changes: Changes) throws -> Material {
         let status = request.status ?? .pending
         guard status != .failed else {
-            throw BusError.invalidArgument("field 'status' cannot be failed at creation: materials.fail marks a material failed with its reason")
+            throw Field.invalid("status", "cannot be failed at creation: materials.fail marks a material failed with its reason")
         }
         return Material(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            title: try Validate.text(request.title, field: "title", maximum: StoreLimits.titleLength),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            title: try Field.text(request.title, "title", maximum: StoreLimits.titleLength),
             subjectId: try changes.requireReference(Subject.self, request.subjectId, field: "subjectId"),
             sourceKind: request.sourceKind,
-            fileName: try Validate.optionalText(request.fileName, field: "fileName", maximum: StoreLimits.fileNameLength),
-            mimeType: try Validate.optionalText(request.mimeType, field: "mimeType", maximum: StoreLimits.mimeTypeLength),
+            fileName: try Field.optionalText(request.fileName, "fileName", maximum: StoreLimits.fileNameLength),
+            mimeType: try Field.optionalText(request.mimeType, "mimeType", maximum: StoreLimits.mimeTypeLength),
             status: status, processingStartedAt: status == .processing ? changes.now : nil,
-            summary: try Validate.optionalText(request.summary, field: "summary", maximum: StoreLimits.summaryLength),
-            keywords: try Validate.labels(request.keywords, field: "keywords", count: StoreLimits.keywordsPerMaterial),
+            summary: try Field.optionalText(request.summary, "summary", maximum: StoreLimits.summaryLength),
+            keywords: try Field.labels(request.keywords, "keywords", maximum: StoreLimits.keywordsPerMaterial),
             isArchived: request.isArchived ?? false, isPriority: request.isPriority ?? false,
             createdAt: changes.now, updatedAt: changes.now)
     }
 
     static func apply(_ request: MaterialUpdate, to record: Material, _ changes: Changes) throws -> Material {
         var material = record
-        if let title = request.title { material.title = try Validate.text(title, field: "title", maximum: StoreLimits.titleLength) }
+        if let title = request.title { material.title = try Field.text(title, "title", maximum: StoreLimits.titleLength) }
         if request.subjectId != nil { material.subjectId = try changes.requireReference(Subject.self, request.subjectId, field: "subjectId") }
-        if let summary = request.summary { material.summary = try Validate.optionalText(summary, field: "summary", maximum: StoreLimits.summaryLength) }
-        if request.keywords != nil { material.keywords = try Validate.labels(request.keywords, field: "keywords", count: StoreLimits.keywordsPerMaterial) }
+        if let summary = request.summary { material.summary = try Field.optionalText(summary, "summary", maximum: StoreLimits.summaryLength) }
+        if request.keywords != nil { material.keywords = try Field.labels(request.keywords, "keywords", maximum: StoreLimits.keywordsPerMaterial) }
         if let isArchived = request.isArchived { material.isArchived = isArchived }
         if let isPriority = request.isPriority { material.isPriority = isPriority }
         return material
@@ -65,7 +65,7 @@ enum MaterialRecords: RecordKind {
 
     static func query(_ request: MaterialList) throws -> ListQuery {
         var query = ListQuery(orderBy: "created_at", descending: true)
-        if let subjectId = request.subjectId { try Validate.id(subjectId, field: "subjectId") }
+        if let subjectId = request.subjectId { try Field.id(subjectId, "subjectId") }
         query.filter("subject_id", equals: request.subjectId)
         query.filter("status", equals: request.status)
         query.filter("is_archived", equals: request.isArchived)

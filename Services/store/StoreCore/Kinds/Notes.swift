@@ -13,24 +13,22 @@ extension NoteUpdate: UpdateRequest {}
 enum QuestionRecords: RecordKind {
     static func make(_ request: QuestionCreate, _ changes: Changes) throws -> Question {
         Question(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            text: try Validate.text(request.text, field: "text", maximum: StoreLimits.questionLength),
-            category: try Validate.text(request.category, field: "category", maximum: StoreLimits.labelLength),
-            displayOrder: try Validate.integer(request.displayOrder, field: "displayOrder", in: Int(Int32.min)...Int(Int32.max)) ?? 0,
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            text: try Field.text(request.text, "text", maximum: StoreLimits.questionLength),
+            category: try Field.text(request.category, "category", maximum: StoreLimits.labelLength),
+            displayOrder: try Field.int(request.displayOrder, "displayOrder", in: Int(Int32.min)...Int(Int32.max), default: 0),
             isRequired: request.isRequired ?? false,
-            hint: try Validate.optionalText(request.hint, field: "hint", maximum: StoreLimits.questionLength),
+            hint: try Field.optionalText(request.hint, "hint", maximum: StoreLimits.questionLength),
             createdAt: changes.now, updatedAt: changes.now)
     }
 
     static func apply(_ request: QuestionUpdate, to record: Question, _ changes: Changes) throws -> Question {
         var question = record
-        if let text = request.text { question.text = try Validate.text(text, field: "text", maximum: StoreLimits.questionLength) }
-        if let category = request.category { question.category = try Validate.text(category, field: "category", maximum: StoreLimits.labelLength) }
-        if let order = request.displayOrder {
-            question.displayOrder = try Validate.integer(order, field: "displayOrder", in: Int(Int32.min)...Int(Int32.max)) ?? order
-        }
+        if let text = request.text { question.text = try Field.text(text, "text", maximum: StoreLimits.questionLength) }
+        if let category = request.category { question.category = try Field.text(category, "category", maximum: StoreLimits.labelLength) }
+        if let order = request.displayOrder { question.displayOrder = try Field.int(order, "displayOrder", in: Int(Int32.min)...Int(Int32.max)) }
         if let isRequired = request.isRequired { question.isRequired = isRequired }
-        if let hint = request.hint { question.hint = try Validate.optionalText(hint, field: "hint", maximum: StoreLimits.questionLength) }
+        if let hint = request.hint { question.hint = try Field.optionalText(hint, "hint", maximum: StoreLimits.questionLength) }
         return question
     }
 
@@ -84,13 +82,13 @@ enum QuestionRecords: RecordKind {
 /// Notes: the answer to one question each.
 enum NoteRecords: RecordKind {
     static func make(_ request: NoteCreate, _ changes: Changes) throws -> Note {
-        try Validate.id(request.questionId, field: "questionId")
+        try Field.id(request.questionId, "questionId")
         let question = try changes.require(Question.self, request.questionId, field: "questionId")
-        let id = try Validate.idOrNew(request.id)
+        let id = try StoreID.givenOrNew(request.id)
         if let other = try changes.all(Note.self, where: "question_id = ?", [question.id]).first, other.id != id {
             throw BusError.alreadyExists("question '\(question.id)' already has note '\(other.id)'; update that one")
         }
-        try Validate.length(request.answer, field: "answer", maximum: StoreLimits.textLength)
+        try Field.length(request.answer, "answer", maximum: StoreLimits.textLength)
         return Note(
             id: id, userId: changes.user, questionId: question.id, answer: request.answer,
             metadata: try metadata(request.metadata), createdAt: changes.now, updatedAt: changes.now)
@@ -99,7 +97,7 @@ enum NoteRecords: RecordKind {
     static func apply(_ request: NoteUpdate, to record: Note, _ changes: Changes) throws -> Note {
         var note = record
         if let answer = request.answer {
-            try Validate.length(answer, field: "answer", maximum: StoreLimits.textLength)
+            try Field.length(answer, "answer", maximum: StoreLimits.textLength)
             note.answer = answer
         }
         if request.metadata != nil { note.metadata = try metadata(request.metadata) }
@@ -108,19 +106,17 @@ enum NoteRecords: RecordKind {
 
     static func query(_ request: NoteList) throws -> ListQuery {
         var query = ListQuery(orderBy: "pk")
-        if let id = request.questionId { try Validate.id(id, field: "questionId") }
+        if let id = request.questionId { try Field.id(id, "questionId") }
         query.filter("question_id", equals: request.questionId)
         return query
     }
 
     private static func metadata(_ values: [String: String]?) throws(BusError) -> [String: String] {
         guard let values else { return [:] }
-        guard values.count <= StoreLimits.metadataEntries else {
-            throw .invalidArgument("field 'metadata' has more than \(StoreLimits.metadataEntries) entries")
-        }
+        try Field.count(values, "metadata", in: 0...StoreLimits.metadataEntries)
         for (key, value) in values {
-            try Validate.text(key, field: "metadata key", maximum: StoreLimits.labelLength)
-            try Validate.length(value, field: "metadata.\(key)", maximum: StoreLimits.questionLength)
+            try Field.text(key, "metadata key", maximum: StoreLimits.labelLength)
+            try Field.length(value, "metadata.\(key)", maximum: StoreLimits.questionLength)
         }
         return values
     }

@@ -2,7 +2,6 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
-import ServiceKit
 import Wire
 
 extension StudySessionCreate: CreateRequest {}
@@ -14,11 +13,12 @@ extension StudyTaskUpdate: UpdateRequest {}
 enum StudySessionRecords: RecordKind {
     static func make(_ request: StudySessionCreate, _ changes: Changes) throws -> StudySession {
         let session = StudySession(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
             subjectId: try changes.requireReference(Subject.self, request.subjectId, field: "subjectId"),
             setId: try changes.requireReference(FlashcardSet.self, request.setId, field: "setId"),
             startedAt: request.startedAt.atStorePrecision, endedAt: request.endedAt?.atStorePrecision,
-            cardsReviewed: try cards(request.cardsReviewed) ?? 0, createdAt: changes.now, updatedAt: changes.now)
+            cardsReviewed: try Field.int(request.cardsReviewed, "cardsReviewed", in: cardsRange, default: 0),
+            createdAt: changes.now, updatedAt: changes.now)
         try checkTimes(session)
         return session
     }
@@ -29,27 +29,25 @@ enum StudySessionRecords: RecordKind {
         if request.setId != nil { session.setId = try changes.requireReference(FlashcardSet.self, request.setId, field: "setId") }
         if let startedAt = request.startedAt { session.startedAt = startedAt.atStorePrecision }
         if let endedAt = request.endedAt { session.endedAt = endedAt.atStorePrecision }
-        if let cardsReviewed = try cards(request.cardsReviewed) { session.cardsReviewed = cardsReviewed }
+        if let cards = request.cardsReviewed { session.cardsReviewed = try Field.int(cards, "cardsReviewed", in: cardsRange) }
         try checkTimes(session)
         return session
     }
 
     static func query(_ request: StudySessionList) throws -> ListQuery {
         var query = ListQuery(orderBy: "started_at", descending: true)
-        if let id = request.subjectId { try Validate.id(id, field: "subjectId") }
+        if let id = request.subjectId { try Field.id(id, "subjectId") }
         query.filter("subject_id", equals: request.subjectId)
         if let from = request.from { query.filter("started_at >= ?", from.unixMilliseconds) }
         if let to = request.to { query.filter("started_at < ?", to.unixMilliseconds) }
         return query
     }
 
-    private static func cards(_ value: Int?) throws(BusError) -> Int? {
-        try Validate.integer(value, field: "cardsReviewed", in: 0...1_000_000)
-    }
+    private static let cardsRange = 0...1_000_000
 
     private static func checkTimes(_ session: StudySession) throws(BusError) {
         if let endedAt = session.endedAt, endedAt < session.startedAt {
-            throw .invalidArgument("field 'endedAt' must not be before startedAt")
+            throw Field.invalid("endedAt", "must not be before startedAt")
         }
     }
 }
@@ -59,8 +57,8 @@ enum StudyTaskRecords: RecordKind {
     static func make(_ request: StudyTaskCreate, _ changes: Changes) throws -> StudyTask {
         let isDone = request.isDone ?? false
         return StudyTask(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            title: try Validate.text(request.title, field: "title", maximum: StoreLimits.titleLength),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            title: try Field.text(request.title, "title", maximum: StoreLimits.titleLength),
             dueAt: request.dueAt?.atStorePrecision, isDone: isDone, doneAt: isDone ? changes.now : nil,
             subjectId: try changes.requireReference(Subject.self, request.subjectId, field: "subjectId"),
             materialId: try changes.requireReference(Material.self, request.materialId, field: "materialId"),
@@ -69,7 +67,7 @@ enum StudyTaskRecords: RecordKind {
 
     static func apply(_ request: StudyTaskUpdate, to record: StudyTask, _ changes: Changes) throws -> StudyTask {
         var task = record
-        if let title = request.title { task.title = try Validate.text(title, field: "title", maximum: StoreLimits.titleLength) }
+        if let title = request.title { task.title = try Field.text(title, "title", maximum: StoreLimits.titleLength) }
         if let dueAt = request.dueAt { task.dueAt = dueAt.atStorePrecision }
         if request.clearDueAt == true { task.dueAt = nil }
         if let isDone = request.isDone, isDone != task.isDone {
@@ -92,24 +90,11 @@ enum StudyTaskRecords: RecordKind {
 
     static func query(_ request: StudyTaskList) throws -> ListQuery {
         var query = ListQuery(orderBy: [.init(expression: "coalesce(due_at, 9223372036854775807)", descending: false), .init(expression: "created_at", descending: false)])
-        if let id = request.subjectId { try Validate.id(id, field: "subjectId") }
+        if let id = request.subjectId { try Field.id(id, "subjectId") }
         query.filter("is_done", equals: request.isDone)
         query.filter("subject_id", equals: request.subjectId)
         if let dueBefore = request.dueBefore { query.filter("due_at < ?", dueBefore.unixMilliseconds) }
         return query
-    }
-}
-
-extension StoreService {
-    func registerProgressMethods() {
-        host.handle(Store.progressToday) { [self] request, context in
-            let day = try CalendarDay(request, now: clock.now())
-            let now = clock.now().unixMilliseconds
-            return try await read(context) { db, user in try day.progress(db, user: user, now: now) }
-        }
-        host.handle(Store.notesCompletion) { [self] request, context in
-            try await read(context) { db, user in try QuestionRecords.completion(request, db, user: user) }
-        }
     }
 }
 
@@ -125,7 +110,7 @@ struct CalendarDay {
     init(_ request: ProgressTodayRequest, now: Date) throws(BusError) {
         let zoneName = request.timeZone ?? "UTC"
         guard let timeZone = TimeZone(identifier: zoneName) else {
-            throw .invalidArgument("field 'timeZone' must be an IANA time zone such as Europe/Rome, got '\(zoneName)'")
+            throw Field.invalid("timeZone", "must be an IANA time zone such as Europe/Rome, got '\(zoneName)'")
         }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -134,14 +119,14 @@ struct CalendarDay {
             let parts = date.split(separator: "-", omittingEmptySubsequences: false).map { Int($0) }
             guard parts.count == 3, let year = parts[0], let month = parts[1], let day = parts[2],
                   date.count == 10, (1...12).contains(month), (1...31).contains(day)
-            else { throw .invalidArgument("field 'date' must be a day as YYYY-MM-DD, got '\(date)'") }
+            else { throw Field.invalid("date", "must be a day as YYYY-MM-DD, got '\(date)'") }
             components = DateComponents(year: year, month: month, day: day)
         } else {
             components = calendar.dateComponents([.year, .month, .day], from: now)
         }
         guard let start = calendar.date(from: components), let end = calendar.date(byAdding: .day, value: 1, to: start),
               calendar.component(.day, from: start) == components.day
-        else { throw .invalidArgument("field 'date' is not a day of the calendar") }
+        else { throw Field.invalid("date", "is not a day of the calendar") }
         self.date = String(format: "%04d-%02d-%02d", components.year!, components.month!, components.day!)
         self.timeZone = timeZone
         timeZoneName = zoneName

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Wire
 
 extension SubjectCreate: CreateRequest {}
 extension SubjectUpdate: UpdateRequest {}
@@ -8,16 +9,16 @@ extension SubjectUpdate: UpdateRequest {}
 enum SubjectRecords: RecordKind {
     static func make(_ request: SubjectCreate, _ changes: Changes) throws -> Subject {
         Subject(
-            id: try Validate.idOrNew(request.id), userId: changes.user,
-            name: try Validate.text(request.name, field: "name", maximum: StoreLimits.titleLength),
-            color: try Validate.optionalText(request.color, field: "color", maximum: StoreLimits.labelLength),
+            id: try StoreID.givenOrNew(request.id), userId: changes.user,
+            name: try Field.text(request.name, "name", maximum: StoreLimits.titleLength),
+            color: try Field.optionalText(request.color, "color", maximum: StoreLimits.labelLength),
             createdAt: changes.now, updatedAt: changes.now)
     }
 
     static func apply(_ request: SubjectUpdate, to record: Subject, _ changes: Changes) throws -> Subject {
         var subject = record
-        if let name = request.name { subject.name = try Validate.text(name, field: "name", maximum: StoreLimits.titleLength) }
-        if let color = request.color { subject.color = try Validate.optionalText(color, field: "color", maximum: StoreLimits.labelLength) }
+        if let name = request.name { subject.name = try Field.text(name, "name", maximum: StoreLimits.titleLength) }
+        if let color = request.color { subject.color = try Field.optionalText(color, "color", maximum: StoreLimits.labelLength) }
         return subject
     }
 

@@ -9,10 +9,10 @@ import Wire
 /// Keeps the FTS5 `search_index` up to date from `search_queue`, which triggers fill in the
 /// same transactions as the content changes.
 ///
-/// Tokenizing text is most of the cost of writing it (1 MB of chunks: tens of milliseconds),
-/// so it is done here, after the write has committed, in batches that let other writes in
-/// between. `search` first indexes what is queued for its user, so a search always sees every
-/// committed change (read-your-writes); the background loop indexes the rest soon after commit.
+/// Tokenizing text is most of the cost of writing it, so it is done here, after the write has
+/// committed, in batches that let other writes in between. `search` first indexes what is
+/// queued for its user, so a search always sees every committed change (read-your-writes); the
+/// background loop indexes the rest soon after commit.
 public final class SearchIndexer: Service, Sendable {
     /// Rows indexed per transaction.
     static let batchSize = 500

@@ -5,7 +5,7 @@ import GRDB
 import Storage
 import Wire
 
-extension Ingest {
+extension IngestMethods {
     /// `materials.put`: the whole processing result in the caller's transaction — the material
     /// (created or marked ready), its source document, chunks, cards, maybe a set, and the
     /// events, ending with `material.ingested`. Everything is checked before anything is written.
@@ -17,10 +17,7 @@ extension Ingest {
         }
         let chunkLengths = try checkChunks(request.chunks)
         try checkCards(request.flashcards, ordinals: Set(request.chunks.map(\.ordinal)))
-        let materialID = try request.materialId.map { id throws(BusError) in
-            try Validate.id(id, field: "materialId")
-            return id
-        }
+        let materialID = try Field.optionalID(request.materialId, "materialId")
         var material: Material
         if let existing = try materialID.flatMap({ try changes.find(Material.self, $0) }) {
             guard existing.status != .ready || request.replace == true else {
@@ -37,12 +34,12 @@ extension Ingest {
         let order = request.chunks.indices.sorted { request.chunks[$0].ordinal < request.chunks[$1].ordinal }
         let input = request.sourceDocument
         let document = SourceDocument(
-            id: Validate.newID(), userId: changes.user, materialId: material.id, kind: input.kind ?? material.sourceKind,
-            title: try Validate.optionalText(input.title, field: "sourceDocument.title", maximum: StoreLimits.titleLength),
+            id: StoreID.new(), userId: changes.user, materialId: material.id, kind: input.kind ?? material.sourceKind,
+            title: try Field.optionalText(input.title, "sourceDocument.title", maximum: StoreLimits.titleLength),
             characterCount: chunkLengths.reduce(0, +),
-            pageCount: try Validate.integer(input.pageCount, field: "sourceDocument.pageCount", in: 0...1_000_000),
-            durationSeconds: try Validate.seconds(input.durationSeconds, field: "sourceDocument.durationSeconds"),
-            language: try Validate.optionalText(input.language, field: "sourceDocument.language", maximum: 35),
+            pageCount: try input.pageCount.map { count in try Field.int(count, "sourceDocument.pageCount", in: 0...1_000_000) },
+            durationSeconds: try input.durationSeconds.map { seconds in try Field.seconds(seconds, "sourceDocument.durationSeconds") },
+            language: try Field.optionalText(input.language, "sourceDocument.language", maximum: 35),
             createdAt: changes.now, updatedAt: changes.now)
         try changes.insert(document)
 
@@ -62,7 +59,7 @@ extension Ingest {
             let end = chunk.endOffset ?? start + chunkLengths[index]
             offset = end
             // Chunks are most of the rows: inserted directly, without the record encoder.
-            let id = Validate.newID()
+            let id = StoreID.new()
             try insertChunk.execute(arguments: [
                 id, changes.user, material.id, document.id, chunk.ordinal, chunk.text, chunk.pageNumber, chunk.startSeconds,
                 chunk.endSeconds, start, end, chunk.section, now, now,
@@ -75,8 +72,8 @@ extension Ingest {
         var cardIDs: [String] = []
         for card in request.flashcards {
             let stored = Flashcard(
-                id: Validate.newID(), userId: changes.user, front: card.front, back: card.back, kind: card.kind ?? .qa,
-                tags: try Validate.labels(card.tags, field: "flashcards.tags", count: StoreLimits.tagsPerCard),
+                id: StoreID.new(), userId: changes.user, front: card.front, back: card.back, kind: card.kind ?? .qa,
+                tags: try Field.labels(card.tags, "flashcards.tags", maximum: StoreLimits.tagsPerCard),
                 setId: set?.id, materialId: material.id, chunkId: card.chunkOrdinal.flatMap { chunkIDByOrdinal[$0] },
                 subjectId: material.subjectId ?? set?.subjectId, createdAt: changes.now, updatedAt: changes.now)
             try changes.insertNew(stored)
@@ -120,9 +117,7 @@ extension Ingest {
 
     /// Checks the chunks; returns each one's length in characters.
     private static func checkChunks(_ chunks: [ChunkInput]) throws(BusError) -> [Int] {
-        guard chunks.count <= StoreLimits.chunksPerPut else {
-            throw .invalidArgument("field 'chunks' has \(chunks.count) entries; materials.put takes at most \(StoreLimits.chunksPerPut)")
-        }
+        try Field.count(chunks, "chunks", in: 0...StoreLimits.chunksPerPut)
         var ordinals = Set<Int>()
         var lengths: [Int] = []
         lengths.reserveCapacity(chunks.count)
@@ -136,13 +131,11 @@ extension Ingest {
     }
 
     private static func checkCards(_ cards: [GeneratedFlashcard], ordinals: Set<Int>) throws(BusError) {
-        guard cards.count <= StoreLimits.flashcardsPerPut else {
-            throw .invalidArgument("field 'flashcards' has \(cards.count) entries; materials.put takes at most \(StoreLimits.flashcardsPerPut)")
-        }
+        try Field.count(cards, "flashcards", in: 0...StoreLimits.flashcardsPerPut)
         for (index, card) in cards.enumerated() {
-            try Validate.text(card.front, field: "flashcards[\(index)].front", maximum: StoreLimits.cardSideLength)
-            try Validate.text(card.back, field: "flashcards[\(index)].back", maximum: StoreLimits.cardSideLength)
-            _ = try Validate.labels(card.tags, field: "flashcards[\(index)].tags", count: StoreLimits.tagsPerCard)
+            try Field.text(card.front, "flashcards[\(index)].front", maximum: StoreLimits.cardSideLength)
+            try Field.text(card.back, "flashcards[\(index)].back", maximum: StoreLimits.cardSideLength)
+            _ = try Field.labels(card.tags, "flashcards[\(index)].tags", maximum: StoreLimits.tagsPerCard)
             if let ordinal = card.chunkOrdinal, !ordinals.contains(ordinal) {
                 throw .invalidArgument("field 'flashcards[\(index)].chunkOrdinal': no chunk has ordinal \(ordinal)")
             }
@@ -151,10 +144,10 @@ extension Ingest {
 
     private static func created(_ request: MaterialPut, id: String?, _ changes: Changes) throws -> Material {
         guard let title = request.title else {
-            throw BusError.invalidArgument("field 'title' is required when materials.put creates the material")
+            throw Field.invalid("title", "is required when materials.put creates the material")
         }
         guard let sourceKind = request.sourceKind else {
-            throw BusError.invalidArgument("field 'sourceKind' is required when materials.put creates the material")
+            throw Field.invalid("sourceKind", "is required when materials.put creates the material")
         }
         return try MaterialRecords.make(MaterialCreate(
             id: id, title: title, subjectId: request.subjectId, sourceKind: sourceKind, fileName: request.fileName, mimeType: request.mimeType,
@@ -164,8 +157,8 @@ extension Ingest {
     private static func updated(_ existing: Material, with request: MaterialPut, _ changes: Changes) throws -> Material {
         var material = try MaterialRecords.apply(MaterialUpdate(
             id: existing.id, title: request.title, subjectId: request.subjectId, summary: request.summary, keywords: request.keywords), to: existing, changes)
-        if let name = request.fileName { material.fileName = try Validate.optionalText(name, field: "fileName", maximum: StoreLimits.fileNameLength) }
-        if let type = request.mimeType { material.mimeType = try Validate.optionalText(type, field: "mimeType", maximum: StoreLimits.mimeTypeLength) }
+        if let name = request.fileName { material.fileName = try Field.optionalText(name, "fileName", maximum: StoreLimits.fileNameLength) }
+        if let type = request.mimeType { material.mimeType = try Field.optionalText(type, "mimeType", maximum: StoreLimits.mimeTypeLength) }
         material.status = .ready
         material.failureReason = nil
         material.processingStartedAt = nil
@@ -176,17 +169,16 @@ extension Ingest {
     /// The set the cards go to: an existing one, or one named `newSetName` for this material
     /// (reused when a re-put names it again).
     private static func cardSet(for request: MaterialPut, material: Material, _ changes: Changes) throws -> FlashcardSet? {
-        if let setID = Validate.reference(request.setId) {
-            try Validate.id(setID, field: "setId")
+        if let setID = try StoreID.reference(request.setId, "setId") {
             return try changes.require(FlashcardSet.self, setID, field: "setId")
         }
-        guard let name = Validate.reference(request.newSetName) else { return nil }
-        try Validate.text(name, field: "newSetName", maximum: StoreLimits.titleLength)
+        guard let name = request.newSetName, !name.isEmpty else { return nil }
+        try Field.text(name, "newSetName", maximum: StoreLimits.titleLength)
         if let existing = try changes.all(FlashcardSet.self, where: "material_id = ? AND name = ?", [material.id, name]).first {
             return existing
         }
         let set = FlashcardSet(
-            id: Validate.newID(), userId: changes.user, name: name, topic: material.title, subjectId: material.subjectId,
+            id: StoreID.new(), userId: changes.user, name: name, topic: material.title, subjectId: material.subjectId,
             materialId: material.id, createdAt: changes.now, updatedAt: changes.now)
         try changes.insert(set)
         return set

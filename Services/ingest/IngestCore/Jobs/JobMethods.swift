@@ -3,26 +3,30 @@ import Contracts
 import Foundation
 import Wire
 
-extension IngestService {
-    func registerMethods() {
-        host.handle(Ingest.submit) { [self] request, context in try await submit(request, context) }
-        host.handle(Ingest.retry) { [self] request, context in try await retry(request, context) }
-        host.handle(Ingest.formats) { [self] _, _ in
-            IngestFormats(
-                formats: FormatDetection.catalog, chunkTargetCharacters: configuration.chunking.targetCharacters,
-                chunkOverlapCharacters: configuration.chunking.overlapCharacters,
-                jobTimeoutSeconds: Int(configuration.jobTimeout.components.seconds),
-                lostWorkerBoundSeconds: Int(configuration.lostWorkerBound.components.seconds))
-        }
+/// The `ingest.*` methods: `submit` and `retry` check the request, store the file (or find it
+/// stored) and start a job; `formats` says what a job reads and how long it may take.
+struct JobMethods: Sendable {
+    let runner: JobRunner
+    let configuration: IngestConfiguration
+
+    static func register(_ handlers: Handlers<IngestService>) {
+        handlers.handle(Ingest.submit) { service, request, context in try await service.jobs.submit(request, context) }
+        handlers.handle(Ingest.retry) { service, request, context in try await service.jobs.retry(request, context) }
+        handlers.handle(Ingest.formats) { service, _, _ in service.jobs.formats() }
+    }
+
+    func formats() -> IngestFormats {
+        IngestFormats(
+            formats: FormatDetection.catalog, chunkTargetCharacters: configuration.chunking.targetCharacters,
+            chunkOverlapCharacters: configuration.chunking.overlapCharacters,
+            jobTimeoutSeconds: Int(configuration.jobTimeout.components.seconds),
+            lostWorkerBoundSeconds: Int(configuration.lostWorkerBound.components.seconds))
     }
 
     /// Checks the file, stores it (or finds it stored), then processes it.
-    private func submit(_ request: IngestSubmit, _ context: RequestContext) async throws -> IngestResult {
+    func submit(_ request: IngestSubmit, _ context: RequestContext) async throws -> IngestResult {
         _ = try context.requireUser()
-        let fileName = request.fileName.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard (1...StoreLimits.fileNameLength).contains(fileName.unicodeScalars.count) else {
-            throw BusError.invalidArgument("field 'fileName' must have 1...\(StoreLimits.fileNameLength) characters")
-        }
+        let fileName = try Field.text(request.fileName, "fileName", maximum: StoreLimits.fileNameLength, trimming: true)
         let title = try Self.title(request.title, fileName: fileName)
         let options = try Self.options(request.options)
         guard let file = context.attachment, !file.isEmpty else {
@@ -44,7 +48,7 @@ extension IngestService {
     }
 
     /// Processes a failed (or pending) material again from its stored original.
-    private func retry(_ request: IngestRetry, _ context: RequestContext) async throws -> IngestResult {
+    func retry(_ request: IngestRetry, _ context: RequestContext) async throws -> IngestResult {
         _ = try context.requireUser()
         let options = try Self.options(request.options)
         let material = try await context.call(Store.getMaterial, RecordID(id: request.materialId))
@@ -89,23 +93,14 @@ extension IngestService {
 
     /// The title given, or the file name without its extension.
     private static func title(_ given: String?, fileName: String) throws(BusError) -> String {
-        if let given {
-            let trimmed = given.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard (1...StoreLimits.titleLength).contains(trimmed.unicodeScalars.count) else {
-                throw .invalidArgument("field 'title' must have 1...\(StoreLimits.titleLength) characters")
-            }
-            return trimmed
-        }
+        if let given { return try Field.text(given, "title", maximum: StoreLimits.titleLength, trimming: true) }
         let extensionLength = FormatDetection.fileExtension(fileName).count
         let stem = extensionLength > 0 ? String(fileName.dropLast(extensionLength + 1)) : fileName
         return (stem.isEmpty ? fileName : stem).clipped(toScalars: StoreLimits.titleLength)
     }
 
     private static func options(_ options: IngestOptions?) throws(BusError) -> (generate: Bool, max: Int) {
-        let max = options?.maxFlashcards ?? 50
-        guard (1...500).contains(max) else {
-            throw .invalidArgument("field 'options.maxFlashcards' must be in 1...500, got \(max)")
-        }
+        let max = try Field.int(options?.maxFlashcards, "options.maxFlashcards", in: 1...500, default: 50)
         return (options?.generateFlashcards ?? true, max)
     }
 }

@@ -5,38 +5,33 @@ import GRDB
 import Storage
 import Wire
 
-extension StoreService {
-    func registerQueryMethods() {
-        host.handle(Store.search) { [self] request, context in
-            let user = try context.requireUser()
-            if try await database.pool.read({ db in try SearchIndexer.hasPending(db, user: user) }) {
-                try await indexer.drain(user: user)
-            }
-            return try await read(context) { db, user in try Search.run(request, db, user: user) }
-        }
-        host.handle(Store.export, withAttachment: { [self] request, context in
-            try await read(context) { db, user in try Export.run(request, db, user: user) }
-        })
-    }
-}
-
 /// `search`: SQLite FTS5 over chunks, flashcards and notes (table `search_index`, kept by
 /// ``SearchIndexer``), ranked by bm25 with titles weighing twice, with highlighted snippets.
-enum Search {
+enum SearchMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.search) { store, request, context in
+            let user = try context.requireUser()
+            if try await store.database.pool.read({ db in try SearchIndexer.hasPending(db, user: user) }) {
+                try await store.indexer.drain(user: user)
+            }
+            return try await store.read(context) { db, user in try run(request, db, user: user) }
+        }
+    }
+
     static let maximumQueryLength = 500
 
-    /// How many of the newest matches are ranked when a query matches more: bm25 costs a few
-    /// microseconds per match, and a word in most of a user's entries ranks them nearly alike.
+    /// How many of the newest matches are ranked when a query matches more: bm25 costs time for
+    /// every match it ranks, and a word in most of a user's entries ranks them nearly alike.
     static let rankedMatches = 1000
 
     static func run(_ request: SearchRequest, _ db: Database, user: String) throws -> SearchResponse {
         let terms = try matchExpression(request.query)
-        let limit = try Validate.limit(request.limit, default: 20, maximum: 100)
+        let limit = try Field.int(request.limit, "limit", in: 1...100, default: 20)
         let offset = try request.cursor.map { cursor throws(BusError) in
             Int64.fromDatabaseValue(try PageCursor.decode(cursor, list: "search", keyCount: 1)[0]) ?? 0
         } ?? 0
-        if let id = request.subjectId { try Validate.id(id, field: "subjectId") }
-        if let id = request.materialId { try Validate.id(id, field: "materialId") }
+        if let id = request.subjectId { try Field.id(id, "subjectId") }
+        if let id = request.materialId { try Field.id(id, "materialId") }
         guard let number = try SearchIndexer.existingUserNumber(db, user) else { return SearchResponse(hits: []) }
 
         // The user's entries are the rowid range of their number; filters are tokens of `scope`.
@@ -84,9 +79,7 @@ enum Search {
     /// Builds the FTS5 expression: each word and each `"quoted phrase"` as a quoted string (so
     /// no user input is read as FTS5 syntax), all required; `word*` as a prefix.
     static func matchExpression(_ query: String) throws(BusError) -> String {
-        guard query.count <= maximumQueryLength else {
-            throw .invalidArgument("field 'query' is longer than \(maximumQueryLength) characters")
-        }
+        try Field.length(query, "query", maximum: maximumQueryLength)
         var terms: [String] = []
         var remaining = Substring(query)
         while let first = remaining.first {
@@ -105,7 +98,7 @@ enum Search {
             }
         }
         terms.removeAll { $0.isEmpty }
-        guard !terms.isEmpty else { throw .invalidArgument("field 'query' must contain at least one word") }
+        guard !terms.isEmpty else { throw Field.invalid("query", "must contain at least one word") }
         return terms.joined(separator: " ")
     }
 

@@ -7,47 +7,44 @@ import ServiceKit
 import Storage
 import Wire
 
-// The methods ingest builds on: uploads stored content-addressed, the status of processing
-// (pending -> processing -> ready | failed), the result written in one transaction, and the
-// sweep for materials whose worker was lost. docs/services/store.md has the whole flow.
-
-extension StoreService {
-    func registerIngestMethods() {
-        host.handle(Store.uploadMaterial) { [self] request, context in
+/// The methods ingest builds on: uploads stored content-addressed, the status of processing
+/// (pending -> processing -> ready | failed), the result written in one transaction, and the
+/// sweep for materials whose worker was lost. docs/services/store.md has the whole flow.
+enum IngestMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.uploadMaterial) { store, request, context in
             guard let file = context.attachment, !file.isEmpty else {
                 throw BusError.invalidArgument("materials.upload needs the file's bytes in the request's attachment frame")
             }
-            try Ingest.checkSize(file.count, kind: request.sourceKind)
+            try checkSize(file.count, kind: request.sourceKind)
             let sha256 = SHA256.hash(data: file).map { String(format: "%02x", $0) }.joined()
-            return try await write(context) { changes in try Ingest.upload(request, file: file, sha256: sha256, changes) }
+            return try await store.write(context) { changes in try upload(request, file: file, sha256: sha256, changes) }
         }
-        host.handle(Store.startProcessing) { [self] request, context in
-            try Validate.id(request.id)
-            return try await write(context) { changes in try Ingest.startProcessing(request.id, changes) }
+        handlers.handle(Store.startProcessing) { store, request, context in
+            try Field.id(request.id, "id")
+            return try await store.write(context) { changes in try startProcessing(request.id, changes) }
         }
-        host.handle(Store.putMaterial) { [self] request, context in
-            try await write(context) { changes in try Ingest.put(request, changes) }
+        handlers.handle(Store.putMaterial) { store, request, context in
+            try await store.write(context) { changes in try put(request, changes) }
         }
-        host.handle(Store.failMaterial) { [self] request, context in
-            try Validate.id(request.id)
-            return try await write(context) { changes in try Ingest.fail(request, changes) }
+        handlers.handle(Store.failMaterial) { store, request, context in
+            try Field.id(request.id, "id")
+            return try await store.write(context) { changes in try fail(request, changes) }
         }
-        host.handle(Store.materialOriginal, withAttachment: { [self] request, context in
-            try Validate.id(request.id)
-            return try await read(context) { db, user in try Ingest.original(request.id, db, user: user) }
+        handlers.handle(Store.materialOriginal, withAttachment: { store, request, context in
+            try Field.id(request.id, "id")
+            return try await store.read(context) { db, user in try original(request.id, db, user: user) }
         })
-        host.handle(Store.stuckMaterials) { [self] request, context in
+        handlers.handle(Store.stuckMaterials) { store, request, context in
             let age = request.olderThanSeconds ?? 600
-            guard age.isFinite, age >= 1 else { throw BusError.invalidArgument("field 'olderThanSeconds' must be at least 1") }
-            let limit = try Validate.limit(request.limit, default: 100, maximum: 1000)
-            let cutoff = clock.now().addingTimeInterval(-age).unixMilliseconds
+            guard age.isFinite, age >= 1 else { throw Field.invalid("olderThanSeconds", "must be at least 1") }
+            let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 100)
+            let cutoff = store.clock.now().addingTimeInterval(-age).unixMilliseconds
             let user = context.user.flatMap { $0.isEmpty ? nil : $0 }
-            return try await database.pool.read { db in try Ingest.stuck(before: cutoff, user: user, limit: limit, db) }
+            return try await store.database.pool.read { db in try stuck(before: cutoff, user: user, limit: limit, db) }
         }
     }
-}
 
-enum Ingest {
     /// Refuses files over the material limits: 50 MB, images 10 MB, audio 5 MB.
     static func checkSize(_ bytes: Int, kind: MaterialSourceKind) throws(BusError) {
         let (limit, what) = switch kind {
@@ -66,7 +63,7 @@ enum Ingest {
         }
         let status = request.status ?? .processing
         guard status == .processing || status == .pending else {
-            throw BusError.invalidArgument("field 'status' of an upload must be processing or pending")
+            throw Field.invalid("status", "of an upload must be processing or pending")
         }
         var material = try MaterialRecords.make(MaterialCreate(
             id: request.id, title: request.title, subjectId: request.subjectId, sourceKind: request.sourceKind, fileName: request.fileName,
@@ -98,7 +95,7 @@ enum Ingest {
             throw BusError.failedPrecondition("material '\(material.id)' is \(material.status.rawValue); only a pending or processing material can fail")
         }
         let reason = request.reason.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !reason.isEmpty else { throw BusError.invalidArgument("field 'reason' must not be empty") }
+        guard !reason.isEmpty else { throw Field.invalid("reason", "must not be empty") }
         material.status = .failed
         material.failureReason = String(reason.prefix(StoreLimits.failureReasonLength))
         material.processingStartedAt = nil

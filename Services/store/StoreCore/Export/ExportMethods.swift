@@ -5,7 +5,13 @@ import GRDB
 import Wire
 
 /// `export`: flashcards as JSON, CSV or Anki text; study sessions as JSON or CSV.
-enum Export {
+enum ExportMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.export, withAttachment: { store, request, context in
+            try await store.read(context) { db, user in try run(request, db, user: user) }
+        })
+    }
+
     static func run(_ request: ExportRequest, _ db: Database, user: String) throws -> (ExportResult, Data?) {
         let changes = Changes(db: db, user: user, now: Date())
         let (text, count): (String, Int)
@@ -22,7 +28,7 @@ enum Export {
             var sql = "SELECT * FROM study_session WHERE user_id = ?"
             var arguments: [any DatabaseValueConvertible] = [user]
             if let subjectId = request.subjectId {
-                try Validate.id(subjectId, field: "subjectId")
+                try Field.id(subjectId, "subjectId")
                 sql += " AND subject_id = ?"
                 arguments.append(subjectId)
             }
@@ -52,7 +58,7 @@ enum Export {
         var arguments: [any DatabaseValueConvertible] = []
         for (field, column, value) in [("setId", "set_id", request.setId), ("materialId", "material_id", request.materialId), ("subjectId", "subject_id", request.subjectId)] {
             guard let value else { continue }
-            try Validate.id(value, field: field)
+            try Field.id(value, field)
             conditions.append("\(column) = ?")
             arguments.append(value)
         }
@@ -63,7 +69,7 @@ enum Export {
         var name = request.deckName
         if name == nil, let setId = request.setId { name = try changes.find(FlashcardSet.self, setId)?.name }
         let deck = (name ?? "StudyBus").components(separatedBy: .newlines).joined(separator: " ")
-        try Validate.text(deck, field: "deckName", maximum: StoreLimits.titleLength)
+        try Field.text(deck, "deckName", maximum: StoreLimits.titleLength)
         return deck
     }
 

@@ -4,28 +4,24 @@ import Foundation
 import GRDB
 import Wire
 
-extension StoreService {
-    func registerSyncMethods() {
-        host.handle(Store.syncPush) { [self] request, context in
-            try Validate.text(request.deviceId, field: "deviceId", maximum: StoreLimits.idLength)
-            guard request.changes.count <= StoreLimits.changesPerPush else {
-                throw BusError.invalidArgument("field 'changes' has \(request.changes.count) entries; sync.push takes at most \(StoreLimits.changesPerPush)")
-            }
-            return try await write(context, device: request.deviceId) { changes in
+/// Multi-device sync: last write wins per record, deletes leave tombstones, and a per-user
+/// change log (`sync_change`) gives "everything since" by a cursor.
+enum SyncMethods {
+    static func register(_ handlers: Handlers<StoreService>) {
+        handlers.handle(Store.syncPush) { store, request, context in
+            try Field.text(request.deviceId, "deviceId", maximum: StoreLimits.idLength)
+            try Field.count(request.changes, "changes", in: 0...StoreLimits.changesPerPush)
+            return try await store.write(context, device: request.deviceId) { changes in
                 SyncPushResponse(results: try request.changes.enumerated().map { index, change in
-                    SyncPushResult(kind: change.kind, id: change.id, outcome: try Sync.apply(change, field: "changes[\(index)]", changes))
+                    SyncPushResult(kind: change.kind, id: change.id, outcome: try apply(change, field: "changes[\(index)]", changes))
                 })
             }
         }
-        host.handle(Store.syncPull) { [self] request, context in
-            try await read(context) { db, user in try Sync.pull(request, db, user: user) }
+        handlers.handle(Store.syncPull) { store, request, context in
+            try await store.read(context) { db, user in try pull(request, db, user: user) }
         }
     }
-}
 
-/// Multi-device sync: last write wins per record, deletes leave tombstones, and a per-user
-/// change log (`sync_change`) gives "everything since" by a cursor.
-enum Sync {
     /// A version of a record, ordered as last-write-wins decides: later time, then delete over
     /// edit, then the greater device id.
     struct Version: Comparable {
@@ -49,7 +45,7 @@ enum Sync {
     }
 
     private static func applyKind(_ change: SyncChange, field: String, _ changes: Changes) throws -> SyncOutcome {
-        try Validate.id(change.id, field: "\(field).id")
+        try Field.id(change.id, "\(field).id")
         switch change.kind {
         case .subject: return try apply(SubjectRecords.self, change, field: field, changes)
         case .material: return try applyMaterial(change, field: field, changes)
@@ -135,7 +131,7 @@ enum Sync {
 
     private static func decode<T: Decodable>(_ type: T.Type, _ change: SyncChange, field: String) throws -> T {
         guard case .object(var object)? = change.record else {
-            throw BusError.invalidArgument("field '\(field).record' must be the record's fields as an object unless 'deleted' is true")
+            throw Field.invalid("\(field).record", "must be the record's fields as an object unless 'deleted' is true")
         }
         object["id"] = .string(change.id)
         do {
@@ -148,7 +144,7 @@ enum Sync {
     // MARK: Pull
 
     static func pull(_ request: SyncPullRequest, _ db: Database, user: String) throws -> SyncPullResponse {
-        let limit = try Validate.limit(request.limit, default: 200)
+        let limit = try Field.int(request.limit, "limit", in: 1...StoreLimits.maximumPageSize, default: 200)
         let after = try request.cursor.map { cursor throws(BusError) in
             Int64.fromDatabaseValue(try PageCursor.decode(cursor, list: "sync", keyCount: 1)[0]) ?? 0
         } ?? 0
