@@ -50,11 +50,12 @@ public final class SchedulerService: Sendable {
         storeCards = StoreCards.consumer(bus: bus, database: database, clock: clock, catchUpInterval: catchUpInterval, logger: logger)
         host.serveReplay(from: outbox)
         host.serveBackup(of: database)
-        registerSettings()
-        registerReviews()
-        registerPlans()
-        registerHabits()
-        registerTests()
+        let handlers = host.handlers(for: self)
+        SettingsMethods.register(handlers)
+        ReviewMethods.register(handlers)
+        PlanMethods.register(handlers)
+        HabitMethods.register(handlers)
+        TestMethods.register(handlers)
     }
 
     /// The services to run, in start order (shutdown runs in reverse: the host drains first,
@@ -89,51 +90,5 @@ public final class SchedulerService: Sendable {
         let user = try context.requireUser()
         let now = clock.now()
         return try await database.pool.read { db in try body(db, user, now) }
-    }
-
-    private func registerSettings() {
-        host.handle(Scheduler.getSettings) { [self] _, context in
-            try await read(context) { db, user, now in try UserSettings.load(db, user: user, now: now).record }
-        }
-        host.handle(Scheduler.updateSettings) { [self] request, context in
-            try await writeAffectingReminders(context) { db, user, now in try UserSettings.update(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.configureSet) { [self] request, context in
-            try await write(context) { db, user, now in try UserSettings.configure(request, db, user: user, now: now) }
-        }
-    }
-
-    private func registerReviews() {
-        host.handle(Scheduler.addCards) { [self] request, context in
-            try await writeAffectingReminders(context) { db, user, now in
-                CardsAddResponse(added: try ReviewBook.add(request.cards, db, user: user, now: now))
-            }
-        }
-        host.handle(Scheduler.removeCards) { [self] request, context in
-            try await write(context) { db, user, _ in CardsRemoveResponse(removed: try ReviewBook.remove(request.cardIds, db, user: user)) }
-        }
-        host.handle(Scheduler.cardState) { [self] request, context in
-            try await read(context) { db, user, now in
-                try CardRecord.require(db, user: user, cardId: try Validate.id(request.cardId, "cardId")).state(nowMs: now.unixMilliseconds)
-            }
-        }
-        host.handle(Scheduler.recordReview) { [self] request, context in
-            try await write(context) { [studyTally] db, user, now in try ReviewBook.record(request, db, user: user, now: now, tally: studyTally) }
-        }
-        host.handle(Scheduler.undoReview) { [self] request, context in
-            try await write(context) { [studyTally] db, user, now in try ReviewBook.undo(cardId: request.cardId, db, user: user, now: now, tally: studyTally) }
-        }
-        host.handle(Scheduler.dueCards) { [self] request, context in
-            try await read(context) { db, user, now in try ReviewBook.due(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.forecast) { [self] request, context in
-            try await read(context) { db, user, now in try ReviewBook.forecast(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.studyStreak) { [self] _, context in
-            try await read(context) { db, user, now in try ReviewBook.streak(db, user: user, now: now) }
-        }
-        host.handle(Scheduler.setStatistics) { [self] request, context in
-            try await read(context) { db, user, now in try ReviewBook.setStatistics(setId: request.setId, db, user: user, now: now) }
-        }
     }
 }

@@ -115,20 +115,3 @@ enum PlanBook {
         return offsets
     }
 }
-
-extension SchedulerService {
-    func registerPlans() {
-        host.handle(Scheduler.createPlan) { [self] request, context in
-            try await write(context) { db, user, now in try PlanBook.create(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.getPlan) { [self] request, context in
-            try await read(context) { db, user, _ in try PlanBook.get(request.planId, db, user: user) }
-        }
-        host.handle(Scheduler.planCalendar, withAttachment: { [self] request, context in
-            let plan = try await read(context) { db, user, _ in try PlanBook.get(request.planId, db, user: user) }
-            let calendar = PlanCalendar(planId: plan.id, contentType: "text/calendar; charset=utf-8", fileName: "study-plan-\(plan.id).ics",
-                                        events: ICalendar.eventCount(plan))
-            return (calendar, Data(ICalendar.document(for: plan).utf8))
-        })
-    }
-}

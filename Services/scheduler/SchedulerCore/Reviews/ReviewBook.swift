@@ -64,6 +64,11 @@ enum ReviewBook {
         return removed
     }
 
+    /// A card's review state as of `now`.
+    static func state(cardId: String, _ db: Database, user: String, now: Date) throws -> CardState {
+        try CardRecord.require(db, user: user, cardId: try Validate.id(cardId, "cardId")).state(nowMs: now.unixMilliseconds)
+    }
+
     // MARK: Reviews
 
     /// Applies a review: both algorithms' memories and the log row (with the earlier state, for
