@@ -31,6 +31,14 @@ func openDatabase(in directory: URL? = nil) throws -> ServiceDatabase {
     return database
 }
 
+extension BusError {
+    /// Whether this is the `INVALID_ARGUMENT` of a field check: "field '`field`' must …", with
+    /// the field in the details.
+    func isInvalid(_ field: String) -> Bool {
+        code == .invalidArgument && message.hasPrefix("field '\(field)' must ") && details == .object(["field": .string(field)])
+    }
+}
+
 /// Heartbeat of the test broker and buses: slower than TestSupport's 100 ms so that a loaded
 /// machine running every suite at once does not declare the scheduler's worker lost.
 let heartbeatMs = 300
