@@ -93,8 +93,7 @@ let seedSeconds = try await run(batches, workers: 4) { batch in
 }
 note("seeded \(cards) cards in \(String(format: "%.1f", seedSeconds)) s")
 // The seed's pages are flushed to disk before reviews are timed: the kernel's writeback of a
-// few hundred megabytes of seed otherwise lands on the first seconds of reviews (single runs
-// varied by a third).
+// few hundred megabytes of seed otherwise lands on the first seconds of reviews.
 sync()
 
 // review_record_per_s: each call is a committed write transaction (durable) through the bus.

@@ -37,7 +37,8 @@ struct DueIndexTests {
 
     @Test("review.due over all sets is the user's due cards in due order, whatever the limit and instant")
     func dueAcrossSets() throws {
-        let database = try SchedulerDatabase.open(in: try temporaryDirectory(), logger: testLogger("scheduler"))
+        let database = try openDatabase()
+        defer { try? database.close() }
         try database.pool.write { db in
             try Self.seed(db, seed: 7)
             #expect(try DueIndex.sets(db, user: "u1") == [nil, "s0", "s1", "s2", "s3", "s4"])
@@ -57,7 +58,8 @@ struct DueIndexTests {
 
     @Test("due counts per range over all sets match the user's cards, new cards of a set left out on request")
     func countsAcrossSets() throws {
-        let database = try SchedulerDatabase.open(in: try temporaryDirectory(), logger: testLogger("scheduler"))
+        let database = try openDatabase()
+        defer { try? database.close() }
         try database.pool.write { db in
             try Self.seed(db, seed: 11)
             let sets = try DueIndex.sets(db, user: "u1")
@@ -92,7 +94,8 @@ struct DueIndexTests {
         try before.write { db in try Self.seed(db, seed: 3) }
         try before.close()
 
-        let database = try SchedulerDatabase.open(in: directory, logger: testLogger("scheduler"))
+        let database = try openDatabase(in: directory)
+        defer { try? database.close() }
         try database.pool.read { db in
             let indexes = try String.fetchAll(db, sql: "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'card' AND name NOT LIKE 'sqlite_%' ORDER BY name")
             #expect(indexes == ["card_due_by_set", "card_subject_due"])

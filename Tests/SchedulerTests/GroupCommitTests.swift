@@ -9,8 +9,9 @@ import Wire
 
 @Suite("Group commit")
 struct GroupCommitTests {
+    /// A database and its writer; close the database when done.
     static func open(accumulators: [any BatchAccumulator] = []) throws -> (ServiceDatabase, GroupCommit) {
-        let database = try SchedulerDatabase.open(in: try temporaryDirectory(), logger: testLogger("scheduler"))
+        let database = try openDatabase()
         return (database, GroupCommit(database: database, accumulators: accumulators))
     }
 
@@ -35,6 +36,7 @@ struct GroupCommitTests {
     @Test("writes that fail after changing rows are undone alone; the others in their batch commit")
     func failedWritesUndoneAlone() async throws {
         let (database, writer) = try Self.open()
+        defer { try? database.close() }
         let (release, held) = try await Self.holdWriter(writer)
         let outcomes = try await withThrowingTaskGroup(of: (Int, Bool).self) { group in
             for n in 0..<40 {
@@ -62,6 +64,7 @@ struct GroupCommitTests {
     @Test("a write that ends its batch's transaction fails the batch, and no later write of it commits on its own")
     func abortedTransactionCommitsNothing() async throws {
         let (database, writer) = try Self.open()
+        defer { try? database.close() }
         let (release, held) = try await Self.holdWriter(writer)
         let first = Task {
             try await writer.write { db in
@@ -99,6 +102,7 @@ struct GroupCommitTests {
     func talliedCountsOfKeptWrites() async throws {
         let tally = StudyTally()
         let (database, writer) = try Self.open(accumulators: [tally])
+        defer { try? database.close() }
         let (release, held) = try await Self.holdWriter(writer)
         try await withThrowingTaskGroup(of: Void.self) { group in
             for n in 0..<40 {
@@ -128,6 +132,7 @@ struct GroupCommitTests {
     func talliedCountsOfFailedBatchForgotten() async throws {
         let tally = StudyTally()
         let (database, writer) = try Self.open(accumulators: [tally])
+        defer { try? database.close() }
         let (release, held) = try await Self.holdWriter(writer)
         // The first write is kept when it ends; the second then ends the transaction.
         let counted = Task { try await writer.write { _ in Self.count(tally) } }

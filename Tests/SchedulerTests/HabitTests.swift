@@ -53,7 +53,7 @@ struct HabitTests {
         let task = try await makeTask(world, frequency: .daily)
         _ = try await world.call(Scheduler.checkIn, CheckInRequest(taskId: task.id, date: "2026-10-24"))
         let tooEarly = await world.failure(Scheduler.checkIn, CheckInRequest(taskId: task.id, date: "2026-10-25"))
-        #expect(tooEarly?.code == .invalidArgument && tooEarly?.message.contains("date") == true)
+        #expect(tooEarly?.isInvalid("date") == true)
         world.clock.set(instant("2026-10-25T22:30:00Z"))  // 23:30 CET on the 25th, a 25-hour day
         let first = try await world.call(Scheduler.checkIn, CheckInRequest(taskId: task.id, date: "2026-10-25", note: "phone"))
         let again = try await world.call(Scheduler.checkIn, CheckInRequest(taskId: task.id, date: "2026-10-25", note: "watch"))
@@ -91,9 +91,9 @@ struct HabitTests {
         let world = try await SchedulerWorld.start()
         let system = try await world.call(Scheduler.createSystem, HabitSystemCreate(name: "Focus"))
         let empty = await world.failure(Scheduler.createTask, HabitTaskCreate(systemId: system.id, name: "Read", frequency: .on([])))
-        #expect(empty?.code == .invalidArgument && empty?.message.contains("frequency.weekdays") == true)
+        #expect(empty?.isInvalid("frequency.weekdays") == true)
         let eight = await world.failure(Scheduler.createTask, HabitTaskCreate(systemId: system.id, name: "Read", frequency: .on([8])))
-        #expect(eight?.code == .invalidArgument)
+        #expect(eight?.isInvalid("frequency.weekdays") == true)
         let badKind = await #expect(throws: BusError.self) {
             _ = try await world.client.callRaw(service: "scheduler", method: "habits.tasks.create",
                                                payload: Data(#"{"systemId":"\#(system.id)","name":"Read","frequency":{"kind":"hourly"}}"#.utf8),
@@ -101,10 +101,14 @@ struct HabitTests {
         }
         #expect(badKind?.code == .invalidArgument && badKind?.message.contains("frequency") == true)
         let time = await world.failure(Scheduler.createTask, HabitTaskCreate(systemId: system.id, name: "Read", frequency: .daily, reminderTime: "25:00"))
-        #expect(time?.code == .invalidArgument && time?.message.contains("reminderTime") == true)
+        #expect(time?.isInvalid("reminderTime") == true)
+        let name = await world.failure(Scheduler.createTask, HabitTaskCreate(systemId: system.id, name: String(repeating: "x", count: 201), frequency: .daily))
+        #expect(name?.isInvalid("name") == true && name?.message.contains("at most 200 characters") == true)
+        let blank = await world.failure(Scheduler.createSystem, HabitSystemCreate(name: "  "))
+        #expect(blank?.isInvalid("name") == true)
         let task = try await world.call(Scheduler.createTask, HabitTaskCreate(systemId: system.id, name: "Read", frequency: .daily))
         let date = await world.failure(Scheduler.checkIn, CheckInRequest(taskId: task.id, date: "2026-02-30"))
-        #expect(date?.code == .invalidArgument && date?.message.contains("date") == true)
+        #expect(date?.isInvalid("date") == true)
         let other = await world.failure(Scheduler.checkIn, CheckInRequest(taskId: task.id, date: "2026-11-22"), user: "u2")
         #expect(other?.code == .notFound)
         _ = try await world.call(Scheduler.deleteSystem, HabitSystemID(systemId: system.id))
@@ -125,7 +129,7 @@ struct HabitTests {
         world.clock.set(instant("2026-11-08T08:00:00Z"))
         #expect(try await world.call(Scheduler.dueTests, Empty()).tests.count == 1)
         let bad = await world.failure(Scheduler.createTest, PerformanceTestCreate(name: "x", unit: "km", higherIsBetter: true, everyDays: 0))
-        #expect(bad?.code == .invalidArgument && bad?.message.contains("everyDays") == true)
+        #expect(bad?.isInvalid("everyDays") == true)
         await world.stop()
     }
 }

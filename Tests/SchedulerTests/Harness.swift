@@ -22,6 +22,23 @@ func instant(_ text: String) -> Date {
     return date
 }
 
+/// The scheduler's database opened as the service opens it, without the service (in a new
+/// directory unless given); close it when done.
+func openDatabase(in directory: URL? = nil) throws -> ServiceDatabase {
+    let settings = SchedulerDatabase.settings(at: try (directory ?? temporaryDirectory()).appending(path: "scheduler.sqlite"))
+    let database = try ServiceDatabase.open(at: settings.url, migrator: settings.migrator, durability: settings.durability, logger: testLogger("scheduler"))
+    try SchedulerDatabase.prepare(database, logger: testLogger("scheduler"))
+    return database
+}
+
+extension BusError {
+    /// Whether this is the `INVALID_ARGUMENT` of a field check: "field '`field`' must …", with
+    /// the field in the details.
+    func isInvalid(_ field: String) -> Bool {
+        code == .invalidArgument && message.hasPrefix("field '\(field)' must ") && details == .object(["field": .string(field)])
+    }
+}
+
 /// Heartbeat of the test broker and buses: slower than TestSupport's 100 ms so that a loaded
 /// machine running every suite at once does not declare the scheduler's worker lost.
 let heartbeatMs = 300
@@ -35,7 +52,6 @@ final class SchedulerWorld: @unchecked Sendable {
     let client: Bus
     let clock: ManualWallClock
     let directory: URL
-    private(set) var serviceBus: Bus
     private(set) var scheduler: SchedulerService
     private var tasks: [Task<Void, any Error>] = []
 
@@ -44,28 +60,29 @@ final class SchedulerWorld: @unchecked Sendable {
         let directory = try temporaryDirectory()
         let clock = ManualWallClock(start)
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
-        let (bus, scheduler) = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
-        let world = SchedulerWorld(broker: broker, endpoints: endpoints, client: client, clock: clock, directory: directory, serviceBus: bus, scheduler: scheduler)
+        let scheduler = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
+        let world = SchedulerWorld(broker: broker, endpoints: endpoints, client: client, clock: clock, directory: directory, scheduler: scheduler)
         try await world.run()
         return world
     }
 
-    private init(broker: Broker, endpoints: Broker.Endpoints, client: Bus, clock: ManualWallClock, directory: URL, serviceBus: Bus, scheduler: SchedulerService) {
+    private init(broker: Broker, endpoints: Broker.Endpoints, client: Bus, clock: ManualWallClock, directory: URL, scheduler: SchedulerService) {
         self.broker = broker
         self.endpoints = endpoints
         self.client = client
         self.clock = clock
         self.directory = directory
-        self.serviceBus = serviceBus
         self.scheduler = scheduler
     }
 
-    private static func makeScheduler(endpoints: Broker.Endpoints, directory: URL, clock: ManualWallClock) throws -> (Bus, SchedulerService) {
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "scheduler", heartbeatMs: heartbeatMs), logger: testLogger("scheduler"))
-        let database = try SchedulerDatabase.open(in: directory, logger: testLogger("scheduler"))
-        let scheduler = try SchedulerService(bus: bus, database: database, clock: clock, reminderPoll: .milliseconds(20),
-                                             catchUpInterval: .milliseconds(200), logger: testLogger("scheduler"))
-        return (bus, scheduler)
+    private static func makeScheduler(endpoints: Broker.Endpoints, directory: URL, clock: ManualWallClock) throws -> SchedulerService {
+        var configuration = SchedulerConfiguration(databaseURL: directory.appending(path: "scheduler.sqlite"))
+        configuration.clock = clock
+        configuration.reminderPoll = .milliseconds(20)
+        configuration.catchUpInterval = .milliseconds(200)
+        return try SchedulerService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("scheduler"),
+            busConfiguration: busConfiguration(endpoints, source: "scheduler", heartbeatMs: heartbeatMs)))
     }
 
     private func run() async throws {
@@ -75,17 +92,19 @@ final class SchedulerWorld: @unchecked Sendable {
         }
     }
 
-    /// Stops the scheduler (its tasks and bus), leaving its database file.
+    /// Stops the scheduler's services in reverse order, as a graceful shutdown would: the
+    /// database closes and the bus goes last. Leaves its database file.
     func stopScheduler() async {
-        for task in tasks.reversed() { task.cancel() }
-        for task in tasks { _ = try? await task.value }
+        for task in tasks.reversed() {
+            task.cancel()
+            _ = try? await task.value
+        }
         tasks = []
-        await serviceBus.shutdown()
     }
 
     /// Starts a new scheduler process-equivalent on the same database file.
     func startScheduler() async throws {
-        (serviceBus, scheduler) = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
+        scheduler = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
         try await run()
     }
 

@@ -41,7 +41,7 @@ struct PlanTests {
         #expect(try await world.call(Scheduler.dueCards, DueRequest(setId: "bio")).cards.count == plan.days[0].newCards)
         #expect(try await world.call(Scheduler.getPlan, StudyPlanID(planId: plan.id)) == plan)
         let late = await world.failure(Scheduler.createPlan, PlanCreateRequest(setId: "bio", targetDate: "2026-11-21"))
-        #expect(late?.code == .invalidArgument && late?.message.contains("targetDate") == true)
+        #expect(late?.isInvalid("targetDate") == true)
         await world.stop()
     }
 

@@ -69,7 +69,7 @@ struct ReviewTests {
         await world.stop()
     }
 
-    @Test("bad ratings, times, limits and missing users are INVALID_ARGUMENT naming the field; another user's card is NOT_FOUND")
+    @Test("bad ratings, times, limits, ids and missing users are INVALID_ARGUMENT naming the field; another user's card is NOT_FOUND")
     func validation() async throws {
         let world = try await SchedulerWorld.start()
         _ = try await world.call(Scheduler.addCards, CardsAddRequest(cards: [ReviewCardAdd(cardId: "c1")]))
@@ -79,18 +79,31 @@ struct ReviewTests {
         }
         #expect(badRating?.code == .invalidArgument && badRating?.message.contains("rating") == true)
         let future = await world.failure(Scheduler.recordReview, ReviewRecordRequest(cardId: "c1", rating: .good, reviewedAt: instant("2026-11-23T00:00:00Z")))
-        #expect(future?.code == .invalidArgument && future?.message.contains("reviewedAt") == true)
+        #expect(future?.isInvalid("reviewedAt") == true)
         let limit = await world.failure(Scheduler.dueCards, DueRequest(limit: 5000))
-        #expect(limit?.code == .invalidArgument && limit?.message.contains("limit") == true)
+        #expect(limit?.isInvalid("limit") == true)
         let zone = await world.failure(Scheduler.updateSettings, SettingsUpdate(timeZone: "Mars/Olympus"))
-        #expect(zone?.code == .invalidArgument && zone?.message.contains("timeZone") == true)
+        #expect(zone?.isInvalid("timeZone") == true)
+        let retention = await world.failure(Scheduler.configureSet, SetConfiguration(setId: "s1", algorithm: nil, desiredRetention: 0.5))
+        #expect(retention?.isInvalid("desiredRetention") == true)
+        let duration = await world.failure(Scheduler.recordReview, ReviewRecordRequest(cardId: "c1", rating: .good, durationSeconds: 3601))
+        #expect(duration?.isInvalid("durationSeconds") == true)
+        let noCard = await world.failure(Scheduler.cardState, ReviewCardID(cardId: ""))
+        #expect(noCard?.isInvalid("cardId") == true)
+        // Ids are up to 128 characters of any kind, as given.
+        let longID = String(repeating: "é", count: 128)
+        #expect(try await world.call(Scheduler.addCards, CardsAddRequest(cards: [ReviewCardAdd(cardId: longID, setId: "set 1/2")])).added == 1)
+        let tooLong = await world.failure(Scheduler.addCards, CardsAddRequest(cards: [ReviewCardAdd(cardId: "c2"), ReviewCardAdd(cardId: longID + "e")]))
+        #expect(tooLong?.isInvalid("cards[1].cardId") == true && tooLong?.message.contains("at most 128 characters") == true)
+        let noCards = await world.failure(Scheduler.addCards, CardsAddRequest(cards: []))
+        #expect(noCards?.isInvalid("cards") == true)
         let noUser = await world.failure(Scheduler.cardState, ReviewCardID(cardId: "c1"), user: nil)
         #expect(noUser?.code == .invalidArgument && noUser?.message.contains("user") == true)
         let other = await world.failure(Scheduler.recordReview, ReviewRecordRequest(cardId: "c1", rating: .good), user: "u2")
         #expect(other?.code == .notFound)
         _ = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: "c1", rating: .good))
         let before = await world.failure(Scheduler.recordReview, ReviewRecordRequest(cardId: "c1", rating: .good, reviewedAt: instant("2026-11-22T09:00:00Z")))
-        #expect(before?.code == .invalidArgument && before?.message.contains("last review") == true)
+        #expect(before?.isInvalid("reviewedAt") == true && before?.message.contains("last review") == true)
         await world.stop()
     }
 

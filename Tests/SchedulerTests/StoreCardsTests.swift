@@ -85,7 +85,7 @@ struct StoreCardsTests {
 
         // The set the card left has no cards, so set.stats would answer NOT_FOUND: read its counter.
         func reviewsCounted(_ setId: String) async throws -> Int? {
-            try await world.scheduler.database.pool.read { db in
+            try await world.scheduler.owner.database.pool.read { db in
                 try Int.fetchOne(db, sql: "SELECT reviews FROM set_stats WHERE set_id = ?", arguments: [setId])
             }
         }

@@ -8,9 +8,9 @@ import Synchronization
 /// the single commit. Requests that arrive while a batch is being written form the next batch,
 /// so a lone request is written at once and a busy service amortises the commit.
 ///
-/// The batches are written one after another on a dispatch queue of their own, not from a task:
-/// between two batches a task waited for a pool thread, behind the very requests the previous
-/// batch's answers let in, while the writer had nothing to do.
+/// The batches are written one after another on a dispatch queue of their own: a task would
+/// wait for a pool thread between two batches, behind the very requests the previous batch's
+/// answers let in, while the writer had nothing to do.
 ///
 /// Changes that many requests of a batch make to the same rows can be added up in memory and
 /// written once per batch, through a ``BatchAccumulator`` given at init.
@@ -64,8 +64,8 @@ final class GroupCommit: Sendable {
     }
 
     /// Runs `body` in a savepoint of the batch's transaction: if it throws, its changes alone are
-    /// undone and the batch goes on. The savepoint statements are prepared once (GRDB's
-    /// `inSavepoint` parses them on every call, a twelfth of what a review costs the writer).
+    /// undone and the batch goes on. The savepoint statements are prepared once: GRDB's
+    /// `inSavepoint` parses them on every call, on the writer's path of every review.
     private static func inSavepoint<Result>(_ db: Database, _ body: () throws -> Result) throws -> Result {
         // After an error that ended the whole transaction (a full disk, say), GRDB refuses every
         // statement of the block, so no savepoint can start a transaction of its own here.

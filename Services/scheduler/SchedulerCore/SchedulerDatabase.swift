@@ -201,20 +201,23 @@ public enum SchedulerDatabase {
         return migrator
     }
 
-    /// Opens (creating and migrating) `scheduler.sqlite` in `directory`.
-    public static func open(in directory: URL, logger: Logger) throws -> ServiceDatabase {
-        let database = try ServiceDatabase.open(at: directory.appending(path: "scheduler.sqlite"), migrator: migrator, logger: logger)
+    /// How ``DataOwner`` opens the file at `url`; ``prepare(_:logger:)`` then tunes it.
+    public static func settings(at url: URL) -> DataOwner.DatabaseSettings {
+        DataOwner.DatabaseSettings(url: url, migrator: migrator)
+    }
+
+    /// Tunes the open database for its writer and starts its background checkpointer; once,
+    /// before the first write.
+    public static func prepare(_ database: ServiceDatabase, logger: Logger) throws {
         // The writer touches the card indexes of users with up to millions of cards: give it a
         // 64 MiB page cache and memory-mapped reads instead of a pread per page. A thread of its
-        // own copies the log back into the file as the writer commits (in-process, a million
-        // cards: 7,800-8,700 reviews/s with the writer checkpointing, 10,100-10,300 without); the
-        // writer's own checkpoint, at 40 MB of log, only finishes what that thread left and lets
-        // the log start over.
+        // own copies the log back into the file as the writer commits, so that the writer does
+        // not stop to do it; the writer's own checkpoint, at 10,000 pages (40 MB) of log, only
+        // finishes what that thread left and lets the log start over.
         try database.pool.writeWithoutTransaction { db in
             try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000")
         }
         try database.checkpointInBackground(logger: logger)
-        return database
     }
 }
 

@@ -8,58 +8,74 @@ import ServiceLifecycle
 import Storage
 import Wire
 
-/// The scheduler: its database, durable event stream, reminder loop, store consumer and the
-/// bus host serving the contract's methods.
-///
-/// ```swift
-/// let scheduler = try SchedulerService(bus: bus, database: SchedulerDatabase.open(in: directory, logger: logger), logger: logger)
-/// // run scheduler.services in a ServiceGroup after the bus
-/// ```
-public final class SchedulerService: Sendable {
-    /// The scheduler's SQLite file.
-    public let database: ServiceDatabase
-    /// The durable stream of reminder events.
-    public let outbox: Outbox
-    /// The bus host serving the contract's methods.
-    public let host: ServiceHost
+/// The scheduler's settings, read from the environment in one place.
+public struct SchedulerConfiguration: ServiceConfiguration {
+    public static let serviceName = SchedulerContract.serviceName
+
+    /// The SQLite file (`scheduler.sqlite` in `DATA_DIR`).
+    public var databaseURL: URL
+    /// Requests handled at once (`SCHEDULER_CREDIT`, default 64).
+    public var credit = 64
+    /// "Now" for every decision (reviews without a time, local days, reminders); a seam for tests.
+    public var clock: any WallClock = SystemWallClock()
+    /// How often the reminder loop looks at the clock; a seam for tests.
+    public var reminderPoll: Duration = .seconds(1)
+    /// How often store's event stream is checked for missed events; a seam for tests.
+    public var catchUpInterval: Duration = .seconds(5)
+
+    /// The defaults, with the database at `databaseURL`.
+    public init(databaseURL: URL) {
+        self.databaseURL = databaseURL
+    }
+
+    /// Reads `DATA_DIR` and `SCHEDULER_CREDIT`.
+    /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
+    public init(environment: Environment) throws(BusError) {
+        self.init(databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "scheduler.sqlite"))
+        credit = try environment.int("SCHEDULER_CREDIT", default: credit, in: 1...1024)
+    }
+}
+
+/// The scheduler over one database file: its tables and outbox, the store consumer, the
+/// reminder loop and the methods on the bus.
+public final class SchedulerService: StudyBusService {
+    /// The bus connection, database, outbox and host.
+    public let owner: DataOwner
     /// Publishes reminders when they fall due.
     public let reminders: ReminderLoop
     /// Applies store's flashcard events.
-    public let storeCards: DurableConsumer
+    let storeCards: DurableConsumer
     let writer: GroupCommit
     /// The study-day and set counts of the writer's current batch.
     let studyTally: StudyTally
     let clock: any WallClock
-    let logger: Logger
 
-    /// - Parameters:
-    ///   - clock: "now" for every decision (reviews without a time, local days, reminders).
-    ///   - reminderPoll: how often the reminder loop looks at the clock.
-    ///   - catchUpInterval: how often store's event stream is checked for missed events.
-    public init(bus: Bus, database: ServiceDatabase, clock: any WallClock = SystemWallClock(), credit: Int = 64,
-                reminderPoll: Duration = .seconds(1), catchUpInterval: Duration = .seconds(5), logger: Logger) throws {
-        self.database = database
-        let studyTally = StudyTally()
-        self.studyTally = studyTally
+    /// Opens (or creates) the database and registers the methods.
+    public init(context: ServiceContext<SchedulerConfiguration>) throws {
+        let configuration = context.configuration, logger = context.logger
+        owner = try DataOwner(
+            context: context, contract: Scheduler, database: SchedulerDatabase.settings(at: configuration.databaseURL),
+            credit: configuration.credit, events: .init())
+        let database = owner.database
+        try SchedulerDatabase.prepare(database, logger: logger)
+        clock = configuration.clock
+        studyTally = StudyTally()
         writer = GroupCommit(database: database, accumulators: [studyTally])
-        self.clock = clock
-        self.logger = logger
-        outbox = try Outbox(source: SchedulerContract.serviceName, database: database, publisher: bus, logger: logger)
-        host = ServiceHost(bus: bus, contract: Scheduler, credit: credit, logger: logger)
-        reminders = ReminderLoop(database: database, outbox: outbox, clock: clock, poll: reminderPoll, logger: logger)
-        storeCards = StoreCards.consumer(bus: bus, database: database, clock: clock, catchUpInterval: catchUpInterval, logger: logger)
-        host.serveReplay(from: outbox)
-        host.serveBackup(of: database)
-        registerSettings()
-        registerReviews()
-        registerPlans()
-        registerHabits()
-        registerTests()
+        reminders = ReminderLoop(database: database, outbox: owner.outbox!, clock: clock, poll: configuration.reminderPoll, logger: logger)
+        storeCards = StoreCards.consumer(
+            bus: owner.bus, database: database, clock: clock, catchUpInterval: configuration.catchUpInterval, logger: logger)
+
+        let handlers = owner.host.handlers(for: self)
+        SettingsMethods.register(handlers)
+        ReviewMethods.register(handlers)
+        PlanMethods.register(handlers)
+        HabitMethods.register(handlers)
+        TestMethods.register(handlers)
     }
 
-    /// The services to run, in start order (shutdown runs in reverse: the host drains first,
-    /// the outbox publishes what is committed last).
-    public var services: [any Service] { [outbox, storeCards, reminders, host] }
+    /// The store consumer and the reminder loop run between the outbox and the host: at
+    /// shutdown the host drains, they stop, and the outbox publishes what was committed last.
+    public var services: [any Service] { owner.services(running: [storeCards, reminders]) }
 
     /// Runs `body` for the calling user, once per idempotency key, in a savepoint of the next
     /// group-committed write transaction (``GroupCommit``).
@@ -88,52 +104,6 @@ public final class SchedulerService: Sendable {
     func read<Response: Sendable>(_ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response) async throws -> Response {
         let user = try context.requireUser()
         let now = clock.now()
-        return try await database.pool.read { db in try body(db, user, now) }
-    }
-
-    private func registerSettings() {
-        host.handle(Scheduler.getSettings) { [self] _, context in
-            try await read(context) { db, user, now in try UserSettings.load(db, user: user, now: now).record }
-        }
-        host.handle(Scheduler.updateSettings) { [self] request, context in
-            try await writeAffectingReminders(context) { db, user, now in try UserSettings.update(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.configureSet) { [self] request, context in
-            try await write(context) { db, user, now in try UserSettings.configure(request, db, user: user, now: now) }
-        }
-    }
-
-    private func registerReviews() {
-        host.handle(Scheduler.addCards) { [self] request, context in
-            try await writeAffectingReminders(context) { db, user, now in
-                CardsAddResponse(added: try ReviewBook.add(request.cards, db, user: user, now: now))
-            }
-        }
-        host.handle(Scheduler.removeCards) { [self] request, context in
-            try await write(context) { db, user, _ in CardsRemoveResponse(removed: try ReviewBook.remove(request.cardIds, db, user: user)) }
-        }
-        host.handle(Scheduler.cardState) { [self] request, context in
-            try await read(context) { db, user, now in
-                try CardRecord.require(db, user: user, cardId: try Validate.id(request.cardId, "cardId")).state(nowMs: now.unixMilliseconds)
-            }
-        }
-        host.handle(Scheduler.recordReview) { [self] request, context in
-            try await write(context) { [studyTally] db, user, now in try ReviewBook.record(request, db, user: user, now: now, tally: studyTally) }
-        }
-        host.handle(Scheduler.undoReview) { [self] request, context in
-            try await write(context) { [studyTally] db, user, now in try ReviewBook.undo(cardId: request.cardId, db, user: user, now: now, tally: studyTally) }
-        }
-        host.handle(Scheduler.dueCards) { [self] request, context in
-            try await read(context) { db, user, now in try ReviewBook.due(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.forecast) { [self] request, context in
-            try await read(context) { db, user, now in try ReviewBook.forecast(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.studyStreak) { [self] _, context in
-            try await read(context) { db, user, now in try ReviewBook.streak(db, user: user, now: now) }
-        }
-        host.handle(Scheduler.setStatistics) { [self] request, context in
-            try await read(context) { db, user, now in try ReviewBook.setStatistics(setId: request.setId, db, user: user, now: now) }
-        }
+        return try await owner.database.pool.read { db in try body(db, user, now) }
     }
 }

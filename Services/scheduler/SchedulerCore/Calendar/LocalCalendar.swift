@@ -35,6 +35,16 @@ struct LocalDate: Sendable, Hashable, Comparable, CustomStringConvertible {
     static func < (lhs: LocalDate, rhs: LocalDate) -> Bool { lhs.dayNumber < rhs.dayNumber }
 }
 
+extension LocalDate {
+    /// The date a request's field holds, or `INVALID_ARGUMENT` naming the field.
+    init(_ text: String, field: @autoclosure () -> String) throws(BusError) {
+        guard let date = LocalDate(text) else {
+            throw Field.invalid(field(), "must be a calendar date YYYY-MM-DD (years 1900-2999), got '\(text)'")
+        }
+        self = date
+    }
+}
+
 /// A time of day, `HH:MM` in 24 hours.
 struct LocalTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     /// Minutes after midnight, 0..1439.
@@ -53,6 +63,14 @@ struct LocalTime: Sendable, Hashable, Comparable, CustomStringConvertible {
     var description: String { String(format: "%02d:%02d", minuteOfDay / 60, minuteOfDay % 60) }
 
     static func < (lhs: LocalTime, rhs: LocalTime) -> Bool { lhs.minuteOfDay < rhs.minuteOfDay }
+}
+
+extension LocalTime {
+    /// The time a request's field holds, or `INVALID_ARGUMENT` naming the field.
+    init(_ text: String, field: @autoclosure () -> String) throws(BusError) {
+        guard let time = LocalTime(text) else { throw Field.invalid(field(), "must be a 24-hour time HH:MM, got '\(text)'") }
+        self = time
+    }
 }
 
 /// An IANA time zone's rules, turning instants into local dates and local wall times into
@@ -78,6 +96,14 @@ struct Zone: Sendable {
         guard Zone.known.contains(identifier), let timeZone = TimeZone(identifier: identifier) else { return nil }
         Zone.cache.withLock { $0[identifier] = timeZone }
         self.timeZone = timeZone
+    }
+
+    /// The zone a request's field names, or `INVALID_ARGUMENT` naming the field.
+    init(_ identifier: String, field: @autoclosure () -> String) throws(BusError) {
+        guard let zone = Zone(identifier) else {
+            throw Field.invalid(field(), "must be an IANA time zone such as Europe/Rome or UTC, got '\(identifier)'")
+        }
+        self = zone
     }
 
     /// UTC.

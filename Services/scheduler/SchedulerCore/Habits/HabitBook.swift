@@ -15,9 +15,9 @@ enum HabitBook {
     static func createSystem(_ request: HabitSystemCreate, _ db: Database, user: String, now: Date) throws -> HabitSystem {
         try UserSettings.ensure(db, user: user, now: now)
         let system = HabitSystem(
-            id: UUID().uuidString.lowercased(), userId: user, name: try Validate.text(request.name, "name", maximum: maximumNameLength),
-            identity: try Validate.optionalText(request.identity, "identity", maximum: maximumFieldLength),
-            category: try Validate.optionalText(request.category, "category", maximum: 100), tasks: [], createdAt: now, updatedAt: now)
+            id: UUID().uuidString.lowercased(), userId: user, name: try Field.text(request.name, "name", maximum: maximumNameLength, trimming: true),
+            identity: try Field.optionalText(request.identity, "identity", maximum: maximumFieldLength, trimming: true),
+            category: try Field.optionalText(request.category, "category", maximum: 100, trimming: true), tasks: [], createdAt: now, updatedAt: now)
         try db.execute(sql: """
             INSERT INTO habit_system (id, user_id, name, identity, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, arguments: [system.id, user, system.name, system.identity, system.category, now.unixMilliseconds, now.unixMilliseconds])
@@ -38,7 +38,7 @@ enum HabitBook {
     }
 
     static func requireSystem(_ systemId: String, _ db: Database, user: String) throws -> Row {
-        let systemId = try Validate.id(systemId, "systemId")
+        let systemId = try IDField.check(systemId, "systemId")
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM habit_system WHERE id = ? AND user_id = ?", arguments: [systemId, user]) else {
             throw BusError.notFound("habit system \(systemId) not found")
         }
@@ -57,13 +57,13 @@ enum HabitBook {
         switch frequency.kind {
         case .daily:
             guard frequency.weekdays?.isEmpty ?? true else {
-                throw .invalidArgument("field 'frequency.weekdays' must be absent when frequency.kind is daily")
+                throw Field.invalid("frequency.weekdays", "must be absent when frequency.kind is daily")
             }
             return nil
         case .weekdays:
             let days = Set(frequency.weekdays ?? [])
             guard !days.isEmpty, days.allSatisfy({ (1...7).contains($0) }) else {
-                throw .invalidArgument("field 'frequency.weekdays' must list 1 to 7 ISO weekdays, each 1 (Monday) to 7 (Sunday)")
+                throw Field.invalid("frequency.weekdays", "must list 1 to 7 ISO weekdays, each 1 (Monday) to 7 (Sunday)")
             }
             return days.sorted().map(String.init).joined(separator: ",")
         }
@@ -81,7 +81,7 @@ enum HabitBook {
     }
 
     static func requireTask(_ taskId: String, _ db: Database, user: String) throws -> HabitTask {
-        let taskId = try Validate.id(taskId, "taskId")
+        let taskId = try IDField.check(taskId, "taskId")
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM habit_task WHERE id = ? AND user_id = ?", arguments: [taskId, user]) else {
             throw BusError.notFound("habit task \(taskId) not found")
         }
@@ -92,13 +92,13 @@ enum HabitBook {
     private static func fields(name: String, frequency: HabitFrequency, laws: FourLaws?, reminderTime: String?) throws -> [(String, (any DatabaseValueConvertible)?)] {
         let laws = laws ?? FourLaws()
         return [
-            ("name", try Validate.text(name, "name", maximum: maximumNameLength)),
+            ("name", try Field.text(name, "name", maximum: maximumNameLength, trimming: true)),
             ("weekdays", try weekdays(frequency)),
-            ("cue", try Validate.optionalText(laws.cue, "laws.cue", maximum: maximumFieldLength)),
-            ("attractiveness", try Validate.optionalText(laws.attractiveness, "laws.attractiveness", maximum: maximumFieldLength)),
-            ("ease", try Validate.optionalText(laws.ease, "laws.ease", maximum: maximumFieldLength)),
-            ("reward", try Validate.optionalText(laws.reward, "laws.reward", maximum: maximumFieldLength)),
-            ("reminder_time", try reminderTime.map { value throws(BusError) in try Validate.time(value, "reminderTime").description }),
+            ("cue", try Field.optionalText(laws.cue, "laws.cue", maximum: maximumFieldLength, trimming: true)),
+            ("attractiveness", try Field.optionalText(laws.attractiveness, "laws.attractiveness", maximum: maximumFieldLength, trimming: true)),
+            ("ease", try Field.optionalText(laws.ease, "laws.ease", maximum: maximumFieldLength, trimming: true)),
+            ("reward", try Field.optionalText(laws.reward, "laws.reward", maximum: maximumFieldLength, trimming: true)),
+            ("reminder_time", try reminderTime.map { value throws(BusError) in try LocalTime(value, field: "reminderTime").description }),
         ]
     }
 
@@ -132,11 +132,9 @@ enum HabitBook {
         let task = try requireTask(request.taskId, db, user: user)
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let today = zone.date(atMs: now.unixMilliseconds)
-        let date = try Validate.date(request.date, "date")
-        guard date <= today else {
-            throw BusError.invalidArgument("field 'date' must not be after the user's today (\(today) in \(zone.identifier))")
-        }
-        let note = try Validate.optionalText(request.note, "note", maximum: 1000)
+        let date = try LocalDate(request.date, field: "date")
+        guard date <= today else { throw Field.invalid("date", "must not be after the user's today (\(today) in \(zone.identifier))") }
+        let note = try Field.optionalText(request.note, "note", maximum: 1000, trimming: true)
         // A repeat for the same day (another device) updates the note: last write wins.
         try db.execute(sql: """
             INSERT INTO check_in (id, user_id, task_id, date, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -152,7 +150,7 @@ enum HabitBook {
 
     static func undo(_ request: CheckInUndoRequest, _ db: Database, user: String, now: Date) throws -> HabitTaskStats {
         let task = try requireTask(request.taskId, db, user: user)
-        let date = try Validate.date(request.date, "date")
+        let date = try LocalDate(request.date, field: "date")
         try db.execute(sql: "DELETE FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date.description])
         guard db.changesCount > 0 else { throw BusError.notFound("task \(task.id) has no check-in on \(date)") }
         let zone = try UserSettings.load(db, user: user, now: now).zone

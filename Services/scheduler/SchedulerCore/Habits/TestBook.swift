@@ -14,9 +14,9 @@ enum TestBook {
         try db.execute(sql: """
             INSERT INTO perf_test (id, user_id, system_id, name, unit, higher_is_better, every_days, start_date, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [id, user, request.systemId, try Validate.text(request.name, "name", maximum: HabitBook.maximumNameLength),
-                             try Validate.text(request.unit, "unit", maximum: 50), request.higherIsBetter,
-                             try Validate.int(request.everyDays, "everyDays", in: 1...365), zone.date(atMs: now.unixMilliseconds).description,
+            """, arguments: [id, user, request.systemId, try Field.text(request.name, "name", maximum: HabitBook.maximumNameLength, trimming: true),
+                             try Field.text(request.unit, "unit", maximum: 50, trimming: true), request.higherIsBetter,
+                             try Field.int(request.everyDays, "everyDays", in: 1...365), zone.date(atMs: now.unixMilliseconds).description,
                              now.unixMilliseconds, now.unixMilliseconds])
         return try require(id, db, user: user)
     }
@@ -25,19 +25,19 @@ enum TestBook {
         let test = try require(request.testId, db, user: user)
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let today = zone.date(atMs: now.unixMilliseconds)
-        let date = try request.date.map { value throws(BusError) in try Validate.date(value, "date") } ?? today
-        guard date <= today else { throw BusError.invalidArgument("field 'date' must not be after the user's today (\(today) in \(zone.identifier))") }
-        guard request.value.isFinite else { throw BusError.invalidArgument("field 'value' must be a finite number") }
+        let date = try request.date.map { value throws(BusError) in try LocalDate(value, field: "date") } ?? today
+        guard date <= today else { throw Field.invalid("date", "must not be after the user's today (\(today) in \(zone.identifier))") }
+        guard request.value.isFinite else { throw Field.invalid("value", "must be a finite number") }
         try db.execute(sql: """
             INSERT INTO perf_entry (id, user_id, test_id, date, value, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [UUID().uuidString.lowercased(), user, test.id, date.description, request.value,
-                             try Validate.optionalText(request.note, "note", maximum: 1000), now.unixMilliseconds, now.unixMilliseconds])
+                             try Field.optionalText(request.note, "note", maximum: 1000, trimming: true), now.unixMilliseconds, now.unixMilliseconds])
         try db.execute(sql: "UPDATE perf_test SET updated_at = ? WHERE id = ?", arguments: [now.unixMilliseconds, test.id])
         return try require(test.id, db, user: user)
     }
 
     static func require(_ testId: String, _ db: Database, user: String) throws -> PerformanceTest {
-        let testId = try Validate.id(testId, "testId")
+        let testId = try IDField.check(testId, "testId")
         guard let test = try list(db, user: user, only: testId).first else { throw BusError.notFound("performance test \(testId) not found") }
         return test
     }

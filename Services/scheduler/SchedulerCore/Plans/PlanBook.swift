@@ -10,19 +10,19 @@ enum PlanBook {
     static let maximumDays = 366
 
     static func create(_ request: PlanCreateRequest, _ db: Database, user: String, now: Date) throws -> StudyPlan {
-        let setId = try Validate.id(request.setId, "setId")
+        let setId = try IDField.check(request.setId, "setId")
         let (algorithm, retention, _, zone) = try UserSettings.effective(db, user: user, setId: setId, now: now)
         let today = zone.date(atMs: now.unixMilliseconds)
-        let start = try request.startDate.map { value throws(BusError) in try Validate.date(value, "startDate") } ?? today
-        guard start >= today else { throw BusError.invalidArgument("field 'startDate' must not be before the user's today (\(today))") }
-        let target = try Validate.date(request.targetDate, "targetDate")
+        let start = try request.startDate.map { value throws(BusError) in try LocalDate(value, field: "startDate") } ?? today
+        guard start >= today else { throw Field.invalid("startDate", "must not be before the user's today (\(today))") }
+        let target = try LocalDate(request.targetDate, field: "targetDate")
         let days = start.days(to: target) + 1
         guard (1...maximumDays).contains(days) else {
-            throw BusError.invalidArgument("field 'targetDate' must be on or after startDate and at most \(maximumDays - 1) days after it")
+            throw Field.invalid("targetDate", "must be on or after startDate and at most \(maximumDays - 1) days after it")
         }
-        let sessionTime = try Validate.time(request.sessionTime ?? "18:00", "sessionTime")
-        let minutes = try Validate.int(request.sessionMinutes ?? 30, "sessionMinutes", in: 5...480)
-        let title = try Validate.optionalText(request.title, "title", maximum: 200) ?? "Study plan"
+        let sessionTime = try LocalTime(request.sessionTime ?? "18:00", field: "sessionTime")
+        let minutes = try Field.int(request.sessionMinutes, "sessionMinutes", in: 5...480, default: 30)
+        let title = try Field.optionalText(request.title, "title", maximum: 200, trimming: true) ?? "Study plan"
 
         // The index named: without statistics SQLite reads all the user's cards by primary key.
         let newCards = try String.fetchAll(db, sql: """
@@ -69,7 +69,7 @@ enum PlanBook {
     }
 
     static func get(_ planId: String, _ db: Database, user: String) throws -> StudyPlan {
-        let planId = try Validate.id(planId, "planId")
+        let planId = try IDField.check(planId, "planId")
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM plan WHERE id = ? AND user_id = ?", arguments: [planId, user]) else {
             throw BusError.notFound("study plan \(planId) not found")
         }
@@ -113,22 +113,5 @@ enum PlanBook {
             if offset > 0 && offsets.last != offset { offsets.append(offset) }
         }
         return offsets
-    }
-}
-
-extension SchedulerService {
-    func registerPlans() {
-        host.handle(Scheduler.createPlan) { [self] request, context in
-            try await write(context) { db, user, now in try PlanBook.create(request, db, user: user, now: now) }
-        }
-        host.handle(Scheduler.getPlan) { [self] request, context in
-            try await read(context) { db, user, _ in try PlanBook.get(request.planId, db, user: user) }
-        }
-        host.handle(Scheduler.planCalendar, withAttachment: { [self] request, context in
-            let plan = try await read(context) { db, user, _ in try PlanBook.get(request.planId, db, user: user) }
-            let calendar = PlanCalendar(planId: plan.id, contentType: "text/calendar; charset=utf-8", fileName: "study-plan-\(plan.id).ics",
-                                        events: ICalendar.eventCount(plan))
-            return (calendar, Data(ICalendar.document(for: plan).utf8))
-        })
     }
 }

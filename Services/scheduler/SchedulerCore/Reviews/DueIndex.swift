@@ -3,9 +3,9 @@ import GRDB
 /// The cards' due-date index, `card_due_by_set (user_id, set_id, due_at, review_count)`: each of
 /// a user's sets, and the cards in no set, in due order. A review moves one entry of it. A second
 /// index over all of a user's cards in due order would answer the questions about all of them
-/// with one range, but it moved too on every review (through the bus, a million cards:
-/// 10,591-10,846 reviews/s with it, 12,256-12,399 without); those questions go through the
-/// user's sets one by one instead, a seek each.
+/// with one range, but every review would move an entry of it too, and reviews are what the
+/// scheduler must do fast; those questions go through the user's sets one by one instead, a
+/// seek each.
 enum DueIndex {
     /// The user's sets that have cards, in order, with nil first when some cards are in no set.
     static func sets(_ db: Database, user: String) throws -> [String?] {

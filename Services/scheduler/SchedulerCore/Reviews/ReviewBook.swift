@@ -15,15 +15,15 @@ enum ReviewBook {
 
     /// Starts review state (new, due now) for cards not known yet; returns how many were new.
     static func add(_ cards: [ReviewCardAdd], _ db: Database, user: String, now: Date) throws -> Int {
-        try Validate.count(cards, "cards", maximum: maximumBatch)
+        try Field.count(cards, "cards", in: 1...maximumBatch)
         try UserSettings.ensure(db, user: user, now: now)
         var added = 0
         var algorithms: [String?: SchedulingAlgorithm] = [:]
         for (index, card) in cards.enumerated() {
             var card = card
-            card.cardId = try Validate.id(card.cardId, "cards[\(index)].cardId")
-            card.setId = try Validate.optionalID(card.setId, "cards[\(index)].setId")
-            card.subjectId = try Validate.optionalID(card.subjectId, "cards[\(index)].subjectId")
+            card.cardId = try IDField.check(card.cardId, "cards[\(index)].cardId")
+            card.setId = try IDField.optional(card.setId, "cards[\(index)].setId")
+            card.subjectId = try IDField.optional(card.subjectId, "cards[\(index)].subjectId")
             let algorithm = try algorithms[card.setId] ?? UserSettings.effective(db, user: user, setId: card.setId, now: now).0
             algorithms[card.setId] = algorithm
             if try CardRecord.new(user: user, card: card, algorithm: algorithm, now: now.unixMilliseconds).insertIfMissing(db) { added += 1 }
@@ -46,10 +46,10 @@ enum ReviewBook {
 
     /// Drops cards with their log; returns how many had review state.
     static func remove(_ cardIds: [String], _ db: Database, user: String) throws -> Int {
-        try Validate.count(cardIds, "cardIds", maximum: maximumBatch)
+        try Field.count(cardIds, "cardIds", in: 1...maximumBatch)
         var removed = 0
         for (index, cardId) in cardIds.enumerated() {
-            let cardId = try Validate.id(cardId, "cardIds[\(index)]")
+            let cardId = try IDField.check(cardId, "cardIds[\(index)]")
             guard let card = try CardRecord.fetch(db, user: user, cardId: cardId) else { continue }
             // Follow the card's log chain, newest first.
             var logId = card.progress.lastLogId
@@ -64,24 +64,27 @@ enum ReviewBook {
         return removed
     }
 
+    /// A card's review state as of `now`.
+    static func state(cardId: String, _ db: Database, user: String, now: Date) throws -> CardState {
+        try CardRecord.require(db, user: user, cardId: try IDField.check(cardId, "cardId")).state(nowMs: now.unixMilliseconds)
+    }
+
     // MARK: Reviews
 
     /// Applies a review: both algorithms' memories and the log row (with the earlier state, for
     /// undo) in the caller's transaction; the study day and set counts go to `tally`.
     static func record(_ request: ReviewRecordRequest, _ db: Database, user: String, now: Date, tally: StudyTally) throws -> ReviewResult {
-        let cardId = try Validate.id(request.cardId, "cardId")
+        let cardId = try IDField.check(request.cardId, "cardId")
         var card = try CardRecord.require(db, user: user, cardId: cardId)
         let nowMs = now.unixMilliseconds
         let reviewedAt = request.reviewedAt?.unixMilliseconds ?? nowMs
         guard reviewedAt <= nowMs + futureTolerance else {
-            throw BusError.invalidArgument("field 'reviewedAt' must not be in the future (more than 5 minutes after the scheduler's clock)")
+            throw Field.invalid("reviewedAt", "must not be in the future (more than 5 minutes after the scheduler's clock)")
         }
         if let last = card.progress.lastReviewedAt, reviewedAt < last {
-            throw BusError.invalidArgument("field 'reviewedAt' must not be before the card's last review at \(ISO8601.format(unixMilliseconds: last))")
+            throw Field.invalid("reviewedAt", "must not be before the card's last review at \(ISO8601.format(unixMilliseconds: last))")
         }
-        if let duration = request.durationSeconds, !(duration.isFinite && (0...3600).contains(duration)) {
-            throw BusError.invalidArgument("field 'durationSeconds' must be between 0 and 3600")
-        }
+        if let duration = request.durationSeconds { try Field.seconds(duration, "durationSeconds", maximum: 3600) }
         let (_, retention, fuzzing, zone) = try UserSettings.effective(db, user: user, setId: card.setId, now: now)
         let previous = card.progress
         let rating = request.rating
@@ -112,7 +115,7 @@ enum ReviewBook {
 
     /// Restores the card's state from before its last review and forgets that review.
     static func undo(cardId: String, _ db: Database, user: String, now: Date, tally: StudyTally) throws -> CardState {
-        let cardId = try Validate.id(cardId, "cardId")
+        let cardId = try IDField.check(cardId, "cardId")
         var card = try CardRecord.require(db, user: user, cardId: cardId)
         guard let logId = card.progress.lastLogId,
               let row = try Row.fetchOne(db, sql: "SELECT rating, local_date, set_id, previous FROM review_log WHERE id = ?", arguments: [logId]) else {
@@ -134,10 +137,10 @@ enum ReviewBook {
 
     /// Due cards, oldest-overdue first; `limit` 1...1000 (default 50).
     static func due(_ request: DueRequest, _ db: Database, user: String, now: Date) throws -> DueResponse {
-        let limit = try Validate.int(request.limit ?? 50, "limit", in: 1...1000)
+        let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 50)
         let at = (request.at ?? now).unixMilliseconds
-        let setId = try Validate.optionalID(request.setId, "setId")
-        let subjectId = try Validate.optionalID(request.subjectId, "subjectId")
+        let setId = try IDField.optional(request.setId, "setId")
+        let subjectId = try IDField.optional(request.subjectId, "subjectId")
         let columns = """
             card_id, set_id, subject_id, due_at, algorithm, review_count, sm2_interval, sm2_repetitions, sm2_ease, sm2_due_at,
             fsrs_phase, fsrs_due_at, last_reviewed_at
@@ -177,8 +180,8 @@ enum ReviewBook {
 
     /// Reviews due per local day for `days` days from today; today includes overdue cards.
     static func forecast(_ request: ForecastRequest, _ db: Database, user: String, now: Date) throws -> ForecastResponse {
-        let days = try Validate.int(request.days, "days", in: 1...365)
-        let setId = try Validate.optionalID(request.setId, "setId")
+        let days = try Field.int(request.days, "days", in: 1...365)
+        let setId = try IDField.optional(request.setId, "setId")
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let today = zone.date(atMs: now.unixMilliseconds)
         let sets = try setId.map { [$0] } ?? DueIndex.sets(db, user: user)
@@ -201,7 +204,7 @@ enum ReviewBook {
 
     /// A set's statistics as of now.
     static func setStatistics(setId: String, _ db: Database, user: String, now: Date) throws -> SetStatistics {
-        let setId = try Validate.id(setId, "setId")
+        let setId = try IDField.check(setId, "setId")
         let nowMs = now.unixMilliseconds
         let fsrs = FSRS()
         var mastery = MasteryCounts()

@@ -2,9 +2,9 @@ import GRDB
 import Synchronization
 
 /// The study-day and set counters that reviews and their undos change, added up in memory over
-/// one write batch and written once per row before the batch commits. Every review of a batch
-/// changes the same few rows (the user's day, the card's set), and two upserts per review were
-/// a fourteenth of the writer's time.
+/// one write batch and written once per row before the batch commits: every review of a batch
+/// changes the same few rows (the user's day, the card's set), so a batch writes each of them
+/// once instead of two upserts per review.
 ///
 /// A write's additions are held apart until ``GroupCommit`` says whether its savepoint was
 /// kept, so a write that fails leaves no count behind.

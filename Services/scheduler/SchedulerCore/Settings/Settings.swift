@@ -16,6 +16,9 @@ struct UserSettings: Sendable {
             remindersEnabled: true, reviewReminderTime: "08:00", testReminderTime: "09:00", createdAt: now, updatedAt: now), zone: .utc)
     }
 
+    /// The FSRS desired retentions a user or set may choose.
+    static let retentionRange = 0.7...0.99
+
     /// A record with the default algorithm, retention and fuzzing (the rest is not a real user's).
     private static let defaultRecord = defaults(user: "", now: Date(timeIntervalSince1970: 0)).record
 
@@ -66,13 +69,13 @@ struct UserSettings: Sendable {
     /// Applies `update` (validated) and re-points the user's cards when the algorithm changes.
     static func update(_ update: SettingsUpdate, _ db: Database, user: String, now: Date) throws -> SchedulerSettings {
         var settings = try load(db, user: user, now: now).record
-        if let timeZone = update.timeZone { settings.timeZone = try Validate.zone(timeZone, "timeZone").identifier }
+        if let timeZone = update.timeZone { settings.timeZone = try Zone(timeZone, field: "timeZone").identifier }
         if let algorithm = update.algorithm { settings.algorithm = algorithm }
-        if let retention = update.desiredRetention { settings.desiredRetention = try Validate.retention(retention, "desiredRetention") }
+        if let retention = update.desiredRetention { settings.desiredRetention = try Field.number(retention, "desiredRetention", in: retentionRange) }
         if let fuzzing = update.fuzzing { settings.fuzzing = fuzzing }
         if let enabled = update.remindersEnabled { settings.remindersEnabled = enabled }
-        if let time = update.reviewReminderTime { settings.reviewReminderTime = try Validate.time(time, "reviewReminderTime").description }
-        if let time = update.testReminderTime { settings.testReminderTime = try Validate.time(time, "testReminderTime").description }
+        if let time = update.reviewReminderTime { settings.reviewReminderTime = try LocalTime(time, field: "reviewReminderTime").description }
+        if let time = update.testReminderTime { settings.testReminderTime = try LocalTime(time, field: "testReminderTime").description }
         if update.clearReviewReminder == true { settings.reviewReminderTime = nil }
         if update.clearTestReminder == true { settings.testReminderTime = nil }
         settings.updatedAt = now
@@ -87,8 +90,8 @@ struct UserSettings: Sendable {
 
     /// Stores a set's algorithm choice and re-points its cards.
     static func configure(_ configuration: SetConfiguration, _ db: Database, user: String, now: Date) throws -> SetConfiguration {
-        let setId = try Validate.id(configuration.setId, "setId")
-        let retention = try configuration.desiredRetention.map { value throws(BusError) in try Validate.retention(value, "desiredRetention") }
+        let setId = try IDField.check(configuration.setId, "setId")
+        let retention = try configuration.desiredRetention.map { value throws(BusError) in try Field.number(value, "desiredRetention", in: retentionRange) }
         if configuration.algorithm == nil && retention == nil {
             try db.execute(sql: "DELETE FROM set_config WHERE user_id = ? AND set_id = ?", arguments: [user, setId])
         } else {
