@@ -71,7 +71,11 @@ let package = Package(
 
         .target(
             name: "HTTPClient",
-            dependencies: ["CCurl", "Threads", "Wire", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "CCurl", "Threads", "Wire",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             path: "Shared/HTTPClient"
         ),
 

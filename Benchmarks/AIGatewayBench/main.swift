@@ -5,6 +5,7 @@ import Contracts
 import Foundation
 import Logging
 import ServiceKit
+import ServiceLifecycle
 import Wire
 
 // Prints `name value unit` lines for scripts/bench-ai: the local provider on 100 KB of notes,
@@ -68,9 +69,11 @@ func busConfiguration(_ source: String) -> BusConfiguration {
     return configuration
 }
 let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bench-\(UUID().uuidString)")
-let serviceBus = try Bus(configuration: busConfiguration("ai-gateway"), logger: silent)
-let gateway = try AIGatewayService(bus: serviceBus, configuration: GatewayConfiguration(), database: try GatewayDatabase.open(in: directory, logger: silent), logger: silent)
-let serving = Task { try await gateway.run() }
+let gateway = try AIGatewayService(context: ServiceContext(
+    configuration: AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite")), logger: silent,
+    busConfiguration: busConfiguration("ai-gateway")))
+let group = ServiceGroup(services: gateway.services, logger: silent)
+let serving = Task { try await group.run() }
 let client = try Bus(configuration: busConfiguration("bench"), logger: silent)
 let options = CallOptions(user: "bench")
 while (try? await client.call(Reserved.health("ai-gateway"), Empty(), options: CallOptions(timeout: .milliseconds(200))))?.status != .serving {}
@@ -93,9 +96,8 @@ report("gateway_overhead_p50_us", percentile(hits, 0.5), "us")
 report("gateway_overhead_p99_us", percentile(hits, 0.99), "us")
 report("bus_health_roundtrip_p50_us", percentile(health, 0.5), "us")
 
-serving.cancel()
+await group.triggerGracefulShutdown()
 _ = try? await serving.value
 await client.shutdown()
-await serviceBus.shutdown()
 await broker.stop()
 try? FileManager.default.removeItem(at: directory)

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Logging
+import ServiceLifecycle
 import Synchronization
 import Threads
 import Wire
@@ -143,4 +144,13 @@ struct MultiHandle: @unchecked Sendable {
 enum CurlGlobal {
     private static let once: Void = { curl_global_init(Int(CURL_GLOBAL_ALL)) }()
     static func initialize() { _ = once }
+}
+
+extension HTTPClient: Service {
+    /// Keeps the client until graceful shutdown, then closes it; run it before the services
+    /// that use it, so that it closes after them.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        await shutdown()
+    }
 }

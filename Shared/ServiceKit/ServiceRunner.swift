@@ -40,6 +40,8 @@ public enum ServiceRunner {
                 busConfiguration: try .fromEnvironment(service: name, environment.values))
             let service = try Service(context: context)
             try await runGroup(service.services, logger: logger)
+            // Handlers hold the service weakly: it must live as long as its services run.
+            withExtendedLifetime(service) {}
             logger.info("stopped")
             exit(0)
         } catch let error as BusError where error.code == .invalidArgument || error.code == .failedPrecondition {

@@ -10,9 +10,15 @@ import Wire
 
 @Suite("ai-gateway configuration from the environment, and the binary end to end")
 struct ConfigurationTests {
+    /// `values` with `DATA_DIR` in a temporary folder (reading it creates the folder).
+    static func environment(_ values: [String: String]) -> Environment {
+        Environment(values.merging(["DATA_DIR": FileManager.default.temporaryDirectory.appending(path: "ai-gateway-configuration").path]) { given, _ in given })
+    }
+
     @Test("an empty environment means the local provider for everything and no transcription")
     func defaults() throws {
-        let configuration = try GatewayConfiguration.fromEnvironment(Environment([:]))
+        let configuration = try AIGatewayConfiguration(environment: Self.environment([:]))
+        #expect(configuration.databaseURL.lastPathComponent == "ai-gateway.sqlite")
         #expect(configuration.remotes.isEmpty)
         #expect(configuration.routes[.chat] == ["local"])
         #expect(configuration.routes[.transcribe] == [])
@@ -23,7 +29,7 @@ struct ConfigurationTests {
     func providersAndRoutes() throws {
         let keyFile = FileManager.default.temporaryDirectory.appending(path: "gemini-key-\(UUID().uuidString)")
         try Data("  gm-from-file\n".utf8).write(to: keyFile)
-        let configuration = try GatewayConfiguration.fromEnvironment(Environment([
+        let configuration = try AIGatewayConfiguration(environment: Self.environment([
             "OPENAI_API_KEY": "sk-env", "GEMINI_API_KEY_FILE": keyFile.path, "AI_ROUTE": "openai, local",
             "AI_ROUTE_CHAT": "gemini,openai,local", "AI_INTENT_CACHE_SIZE": "80",
         ]))
@@ -35,7 +41,7 @@ struct ConfigurationTests {
         #expect(configuration.routes[.chat] == ["gemini", "openai", "local"])
         #expect(configuration.routes[.transcribe] == ["openai"])
         #expect(configuration.intentCacheSize == 80)
-        let chatOnly = try GatewayConfiguration.fromEnvironment(Environment(["AI_OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "AI_ROUTE_TRANSCRIBE": ""]))
+        let chatOnly = try AIGatewayConfiguration(environment: Self.environment(["AI_OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "AI_ROUTE_TRANSCRIBE": ""]))
         #expect(chatOnly.routes[.transcribe] == [] && chatOnly.openAI?.apiKey == nil)
         #expect(!"\(configuration)".contains("sk-env") && !"\(configuration)".contains("gm-from-file"), "keys never print")
     }
@@ -43,12 +49,12 @@ struct ConfigurationTests {
     @Test("a route through a provider that is not configured, or transcription through one that cannot, is a configuration error")
     func badRoutes() {
         #expect(throws: BusError.invalidArgument("AI_ROUTE_SUMMARIZE: provider 'gemini' is not configured (configured: local)")) {
-            _ = try GatewayConfiguration.fromEnvironment(Environment(["AI_ROUTE_SUMMARIZE": "gemini"]))
+            _ = try AIGatewayConfiguration(environment: Self.environment(["AI_ROUTE_SUMMARIZE": "gemini"]))
         }
         #expect(throws: BusError.self) {
-            _ = try GatewayConfiguration.fromEnvironment(Environment(["GEMINI_API_KEY": "k", "AI_ROUTE_TRANSCRIBE": "gemini"]))
+            _ = try AIGatewayConfiguration(environment: Self.environment(["GEMINI_API_KEY": "k", "AI_ROUTE_TRANSCRIBE": "gemini"]))
         }
-        #expect(throws: BusError.self) { _ = try GatewayConfiguration.fromEnvironment(Environment(["AI_GEMINI_RPM": "-1", "GEMINI_API_KEY": "k"])) }
+        #expect(throws: BusError.self) { _ = try AIGatewayConfiguration(environment: Self.environment(["AI_GEMINI_RPM": "-1", "GEMINI_API_KEY": "k"])) }
     }
 
     @Test("the ai-gateway binary starts from its environment, answers over the bus, and stops cleanly on SIGTERM")

@@ -6,6 +6,7 @@ import Foundation
 import HTTPClient
 import Logging
 import ServiceKit
+import ServiceLifecycle
 import Storage
 import TestSupport
 import Testing
@@ -62,28 +63,29 @@ final class MockProvider: Sendable {
 struct GatewayWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
-    let serviceBus: Bus
     let gateway: AIGatewayService
     let client: Bus
+    let group: ServiceGroup
     let task: Task<Void, any Error>
     let directory: URL
-    let clock: ManualWallClock?
 
-    /// A gateway with `configuration` (fast retries unless the test says otherwise) and its
-    /// database in `directory` (a new temporary folder by default).
+    /// A gateway with the local provider only, or `mock`'s providers with `routes`; its database
+    /// in `directory` (a new temporary folder by default); `settings` applied last.
     static func start(
-        _ configuration: GatewayConfiguration = GatewayConfiguration(), directory: URL? = nil, clock: ManualWallClock? = nil
+        mock: MockProvider? = nil, routes: [GatewayTask: [String]] = [:], directory: URL? = nil,
+        settings: (inout AIGatewayConfiguration) -> Void = { _ in }
     ) async throws -> GatewayWorld {
         let directory = directory ?? FileManager.default.temporaryDirectory.appending(path: "ai-gateway-test-\(UUID().uuidString)")
         let (broker, endpoints) = try await startBroker()
-        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
-        let database = try GatewayDatabase.open(in: directory, logger: testLogger("db"))
-        let gateway = try AIGatewayService(bus: serviceBus, configuration: configuration, database: database,
-                                           clock: clock ?? SystemWallClock(), logger: testLogger("ai-gateway"))
-        let task = Task { try await gateway.run() }
+        var configuration = AIGatewayConfiguration(
+            databaseURL: directory.appending(path: "ai-gateway.sqlite"), openAI: mock?.openAI, gemini: mock?.gemini, routes: routes)
+        settings(&configuration)
+        let gateway = try AIGatewayService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("ai-gateway"), busConfiguration: busConfiguration(endpoints, source: "ai-gateway")))
+        let group = ServiceGroup(services: gateway.services, logger: testLogger("ai-gateway"))
+        let task = Task { try await group.run() }
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
-        let world = GatewayWorld(broker: broker, endpoints: endpoints, serviceBus: serviceBus, gateway: gateway, client: client,
-                                 task: task, directory: directory, clock: clock)
+        let world = GatewayWorld(broker: broker, endpoints: endpoints, gateway: gateway, client: client, group: group, task: task, directory: directory)
         try await eventually("ai-gateway registered") {
             let reply = try? await client.callRaw(service: BrokerProtocol.mmiService, method: "ai-gateway", payload: Data())
             return reply.map { String(decoding: $0.payload, as: UTF8.self) == "200" } ?? false
@@ -109,21 +111,22 @@ struct GatewayWorld {
         collector.all.compactMap { try? WireCoding.decode(ChatStreamEvent.self, from: $0.payload) }.filter { $0.index >= 0 }
     }
 
+    /// Stops the gateway as SIGTERM would, then the client and the broker.
     func stop() async {
-        task.cancel()
+        await group.triggerGracefulShutdown()
         _ = try? await task.value
         await client.shutdown()
-        await serviceBus.shutdown()
         await broker.stop()
     }
 }
 
-/// Runs `body` with a world, stopping it whatever happens.
+/// Runs `body` with a world (``GatewayWorld/start(mock:routes:directory:settings:)``), stopping it
+/// whatever happens; a temporary folder of its own is removed afterwards.
 func withGateway(
-    _ configuration: GatewayConfiguration = GatewayConfiguration(), directory: URL? = nil, clock: ManualWallClock? = nil,
-    _ body: (GatewayWorld) async throws -> Void
+    mock: MockProvider? = nil, routes: [GatewayTask: [String]] = [:], directory: URL? = nil,
+    settings: (inout AIGatewayConfiguration) -> Void = { _ in }, _ body: (GatewayWorld) async throws -> Void
 ) async throws {
-    let world = try await GatewayWorld.start(configuration, directory: directory, clock: clock)
+    let world = try await GatewayWorld.start(mock: mock, routes: routes, directory: directory, settings: settings)
     defer { if directory == nil { try? FileManager.default.removeItem(at: world.directory) } }
     do {
         try await body(world)
@@ -134,17 +137,17 @@ func withGateway(
     await world.stop()
 }
 
-/// Runs `body` with a mock provider and a gateway configured against it.
+/// Runs `body` with a mock provider and a gateway configured against it, with fast retries.
 func withMockGateway(
-    routes: [GatewayTask: [String]] = [:], configure: (inout GatewayConfiguration) -> Void = { _ in },
+    routes: [GatewayTask: [String]] = [:], configure: (inout AIGatewayConfiguration) -> Void = { _ in },
     _ body: (GatewayWorld, MockProvider) async throws -> Void
 ) async throws {
     let mock = try await MockProvider()
-    var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: routes)
-    configuration.retry = RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
-    configure(&configuration)
     do {
-        try await withGateway(configuration) { world in try await body(world, mock) }
+        try await withGateway(mock: mock, routes: routes, settings: { configuration in
+            configuration.retry = RetryPolicy(maxRetries: 2, baseDelay: .milliseconds(20), maxDelay: .milliseconds(200))
+            configure(&configuration)
+        }) { world in try await body(world, mock) }
     } catch {
         await mock.stop()
         throw error

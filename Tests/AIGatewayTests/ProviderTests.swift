@@ -215,27 +215,32 @@ struct ProviderTests {
          ManualWallClock(Date(timeIntervalSince1970: 1_800_000_000)))
     }
 
-    /// summarize through OpenAI, answers cached for an hour.
-    static func cacheConfiguration(_ mock: MockProvider) -> GatewayConfiguration {
-        var configuration = GatewayConfiguration(openAI: mock.openAI, gemini: mock.gemini, routes: [.summarize: ["openai"]])
-        configuration.cacheTTL = 3600
-        return configuration
+    /// Runs `body` with a gateway on `directory` and `clock` that summarizes through OpenAI and
+    /// caches answers for an hour, with `settings` applied.
+    static func withCachingGateway(
+        _ mock: MockProvider, directory: URL, clock: ManualWallClock, settings: (inout AIGatewayConfiguration) -> Void = { _ in },
+        _ body: (GatewayWorld) async throws -> Void
+    ) async throws {
+        try await withGateway(mock: mock, routes: [.summarize: ["openai"]], directory: directory, settings: { configuration in
+            configuration.cacheTTL = 3600
+            configuration.wallClock = clock
+            settings(&configuration)
+        }, body)
     }
 
     @Test("remote answers are cached in memory and on disk, keyed by provider, model and prompt, until the TTL")
     func responseCache() async throws {
         let (mock, directory, clock) = try await Self.cacheSetup()
-        let configuration = Self.cacheConfiguration(mock)
         try await mock.script("openai", [["text": .string("Cached answer.")], ["text": .string("Fresh answer.")]])
         let request = SummarizeRequest(text: Self.text)
-        try await withGateway(configuration, directory: directory, clock: clock) { world in
+        try await Self.withCachingGateway(mock, directory: directory, clock: clock) { world in
             #expect(try await world.call(AIGateway.summarize, request).generation.cached == false)
             let again = try await world.call(AIGateway.summarize, request)
             #expect(again.generation.cached && again.summary == "Cached answer.")
             let otherPrompt = try await world.call(AIGateway.summarize, SummarizeRequest(text: Self.text, maxSentences: 1))
             #expect(!otherPrompt.generation.cached)
         }
-        try await withGateway(configuration, directory: directory, clock: clock) { world in
+        try await Self.withCachingGateway(mock, directory: directory, clock: clock) { world in
             let afterRestart = try await world.call(AIGateway.summarize, request)
             #expect(afterRestart.generation.cached && afterRestart.summary == "Cached answer.", "the disk cache survives a restart")
             clock.advance(by: 3601)
@@ -251,17 +256,15 @@ struct ProviderTests {
     @Test("beyond AI_CACHE_DISK_ENTRIES the oldest answers leave the disk cache (purged at start and every minute)")
     func diskCacheBounded() async throws {
         let (mock, directory, clock) = try await Self.cacheSetup()
-        var configuration = Self.cacheConfiguration(mock)
-        configuration.diskCacheEntries = 2
         let requests = (1...4).map { SummarizeRequest(text: Self.text + " Variant \($0).") }
-        try await withGateway(configuration, directory: directory, clock: clock) { (world: GatewayWorld) async throws in
+        try await Self.withCachingGateway(mock, directory: directory, clock: clock, settings: { $0.diskCacheEntries = 2 }) { (world: GatewayWorld) async throws in
             for request in requests {
                 let response = try await world.call(AIGateway.summarize, request)
                 #expect(response.generation.cached == false)
                 clock.advance(by: 1)  // distinct creation times: "oldest" is well defined
             }
         }
-        try await withGateway(configuration, directory: directory, clock: clock) { (world: GatewayWorld) async throws in
+        try await Self.withCachingGateway(mock, directory: directory, clock: clock, settings: { $0.diskCacheEntries = 2 }) { (world: GatewayWorld) async throws in
             var cached: [Bool] = []
             for request in requests.reversed() { cached.append(try await world.call(AIGateway.summarize, request).generation.cached) }
             #expect(cached == [true, true, false, false], "the newest two stayed on disk")

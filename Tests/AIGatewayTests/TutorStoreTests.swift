@@ -132,12 +132,12 @@ struct TutorStoreTests {
         try await withGateway { world in
             let asked = question(Self.greenQuestion)
             let both = await world.chatFailure(ChatRequest(messages: asked, context: StudyContext(title: "x"), materialId: "m1"))
-            #expect(both?.code == .invalidArgument && both?.message.hasPrefix("context cannot be given with materialId or setId") == true)
+            #expect(both?.code == .invalidArgument && both?.message.hasPrefix("field 'context' cannot be given with materialId or setId") == true)
             let badId = await world.chatFailure(ChatRequest(messages: asked, conversationId: "not a store id"))
-            #expect(badId?.code == .invalidArgument && badId?.message.hasPrefix("conversationId must be a store id") == true)
+            #expect(badId?.code == .invalidArgument && badId?.message.hasPrefix("field 'conversationId' must be an id") == true)
             let tooLong = await world.chatFailure(ChatRequest(
                 messages: [ChatMessage(role: .user, content: String(repeating: "a", count: StoreLimits.textLength + 1))], conversationId: "c1"))
-            #expect(tooLong?.code == .invalidArgument && tooLong?.message.hasPrefix("messages[0].content has 100001 characters") == true)
+            #expect(tooLong?.code == .invalidArgument && tooLong?.message == "field 'messages[0].content' must be at most \(StoreLimits.textLength) characters")
         }
     }
 }

@@ -56,15 +56,18 @@ final class WhisperMock: Sendable {
         #expect(response.status == 200)
     }
 
-    /// ai-gateway with the local provider for everything but transcription, which goes to the mock.
-    var gatewayConfiguration: GatewayConfiguration {
+    /// ai-gateway with the local provider for everything but transcription, which goes to the
+    /// mock, and its database at the URL given.
+    var gatewayConfiguration: (URL) -> AIGatewayConfiguration {
         let openAI = RemoteProviderConfiguration(
             name: "openai", kind: .openai, baseURL: server.baseURL + "/v1", apiKey: nil, chatModel: "gpt-mock", transcriptionModel: "whisper-1")
         var routes: [GatewayTask: [String]] = [:]
         for task in GatewayTask.allCases where task != .transcribe { routes[task] = ["local"] }
-        var configuration = GatewayConfiguration(openAI: openAI, routes: routes)
-        configuration.retry = RetryPolicy(maxRetries: 0, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
-        return configuration
+        return { [routes] databaseURL in
+            var configuration = AIGatewayConfiguration(databaseURL: databaseURL, openAI: openAI, routes: routes)
+            configuration.retry = RetryPolicy(maxRetries: 0, baseDelay: .milliseconds(10), maxDelay: .milliseconds(10))
+            return configuration
+        }
     }
 
     func stop() async {
@@ -92,7 +95,6 @@ final class IngestWorld: Sendable {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let store: StoreService
-    let gatewayBus: Bus
     let ingest: IngestService?
     let client: Bus
     let events: EventCollector
@@ -102,10 +104,11 @@ final class IngestWorld: Sendable {
 
     /// - Parameters:
     ///   - ingest: the in-process worker's settings; nil for none (tests that start binaries).
-    ///   - gateway: ai-gateway's settings; nil to run without ai-gateway.
+    ///   - gateway: ai-gateway's settings for a database file; nil to run without ai-gateway.
     ///   - storeClock: a manual clock for the store (so a test can make materials old), else real time.
     ///   - messageLimit: the largest bus message the ingest worker assumes (`BROKER_MAX_MESSAGE_BYTES`).
-    init(ingest configuration: IngestConfiguration? = testIngestConfiguration(), gateway: GatewayConfiguration? = GatewayConfiguration(),
+    init(ingest configuration: IngestConfiguration? = testIngestConfiguration(),
+         gateway: ((URL) -> AIGatewayConfiguration)? = { AIGatewayConfiguration(databaseURL: $0) },
          storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil) async throws {
         (broker, endpoints) = try await startBroker()
         directory = FileManager.default.temporaryDirectory.appending(path: "studybus-ingest-test-\(UUID().uuidString)")
@@ -118,8 +121,7 @@ final class IngestWorld: Sendable {
             logger: testLogger("store"), busConfiguration: busConfiguration(endpoints, source: "store")))
         tasks += store.services.map { service in Task { try await service.run() } }
 
-        gatewayBus = try Bus(configuration: busConfiguration(endpoints, source: "ai-gateway"), logger: testLogger("ai-gateway"))
-        if let gateway { tasks.append(try Self.runGateway(gateway, bus: gatewayBus, directory: directory)) }
+        if let gateway { tasks += try Self.runGateway(gateway, endpoints: endpoints, directory: directory) }
 
         var ingestBus = busConfiguration(endpoints, source: "ingest")
         if let messageLimit { ingestBus.maxMessageBytes = messageLimit }
@@ -142,16 +144,25 @@ final class IngestWorld: Sendable {
         if gateway != nil { try await waitForService("ai-gateway") }
     }
 
-    private static func runGateway(_ configuration: GatewayConfiguration, bus: Bus, directory: URL) throws -> Task<Void, any Error> {
-        let database = try GatewayDatabase.open(in: directory.appending(path: "ai-gateway"), logger: testLogger("ai-gateway"))
-        let service = try AIGatewayService(bus: bus, configuration: configuration, database: database, logger: testLogger("ai-gateway"))
-        return Task { try await service.run() }
+    private static func runGateway(
+        _ configuration: (URL) -> AIGatewayConfiguration, endpoints: Broker.Endpoints, directory: URL
+    ) throws -> [Task<Void, any Error>] {
+        let service = try AIGatewayService(context: ServiceContext(
+            configuration: configuration(directory.appending(path: "ai-gateway/ai-gateway.sqlite")), logger: testLogger("ai-gateway"),
+            busConfiguration: busConfiguration(endpoints, source: "ai-gateway")))
+        // Each task keeps the service alive: its handlers hold it only weakly.
+        return service.services.map { part in
+            Task {
+                try await part.run()
+                withExtendedLifetime(service) {}
+            }
+        }
     }
 
     /// Starts ai-gateway (for a world made without it) and waits until it serves.
-    func startGateway(_ configuration: GatewayConfiguration = GatewayConfiguration()) async throws {
-        let task = try Self.runGateway(configuration, bus: gatewayBus, directory: directory)
-        tasks.withLock { $0.append(task) }
+    func startGateway(_ configuration: (URL) -> AIGatewayConfiguration = { AIGatewayConfiguration(databaseURL: $0) }) async throws {
+        let gatewayTasks = try Self.runGateway(configuration, endpoints: endpoints, directory: directory)
+        tasks.withLock { $0 += gatewayTasks }
         try await waitForService("ai-gateway")
     }
 
@@ -171,7 +182,6 @@ final class IngestWorld: Sendable {
             _ = try? await task.value
         }
         await client.shutdown()
-        await gatewayBus.shutdown()
         await broker.stop()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -265,7 +275,8 @@ final class IngestWorld: Sendable {
 
 /// Runs `body` with a world, stopping it whatever happens.
 func withIngest(
-    _ configuration: IngestConfiguration? = testIngestConfiguration(), gateway: GatewayConfiguration? = GatewayConfiguration(),
+    _ configuration: IngestConfiguration? = testIngestConfiguration(),
+    gateway: ((URL) -> AIGatewayConfiguration)? = { AIGatewayConfiguration(databaseURL: $0) },
     storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil, _ body: (IngestWorld) async throws -> Void
 ) async throws {
     let world = try await IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock, messageLimit: messageLimit)

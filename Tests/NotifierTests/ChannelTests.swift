@@ -53,10 +53,10 @@ struct ChannelTests {
     @Test("an attempt that times out is retried; a 404 fails at once; the last attempt gives up")
     func webhookTimeoutAndDrop() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.httpTimeout = .milliseconds(300)
-        configuration.maximumAttempts = 2
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: {
+            $0.httpTimeout = .milliseconds(300)
+            $0.maximumAttempts = 2
+        })
         let slow = try await world.addWebhook(receiver.url("/slow/2000/s"))
         let missing = try await world.addWebhook(receiver.url("/seq/404/m"))
         _ = try await world.call(Notifier.send, SendNotificationRequest(title: "Slow", body: ""))
@@ -76,9 +76,7 @@ struct ChannelTests {
     @Test("a slow endpoint gets at most its share of concurrent deliveries; others are not held up")
     func perChannelLimit() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.maximumInFlightPerChannel = 2
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.maximumInFlightPerChannel = 2 })
         try await world.addWebhook(receiver.url("/slow/1500/s"))
         try await world.addWebhook(receiver.url("/ok/f"))
         for n in 1...6 { _ = try await world.call(Notifier.send, SendNotificationRequest(title: "N\(n)", body: "")) }
@@ -113,11 +111,12 @@ struct ChannelTests {
     func webhookFailingForDays() async throws {
         let receiver = try await WebhookReceiver()
         let clock = ManualWallClock(Date(timeIntervalSince1970: 1_795_000_000))
-        var configuration = NotifierConfiguration.fast
-        configuration.maximumAttempts = 100
-        configuration.retryBase = .seconds(3600)
-        configuration.retryMaximum = .seconds(6 * 3600)
-        let world = try await NotifierWorld.start(configuration: configuration, clock: clock)
+        let world = try await NotifierWorld.start(settings: {
+            $0.maximumAttempts = 100
+            $0.retryBase = .seconds(3600)
+            $0.retryMaximum = .seconds(6 * 3600)
+            $0.wallClock = clock
+        })
         try await world.addWebhook(receiver.url("/seq/500/d"))
         _ = try await world.call(Notifier.send, SendNotificationRequest(title: "Anyone there?", body: ""))
         var attempts = 0
@@ -145,7 +144,7 @@ struct ChannelTests {
     func webhookRefusingForDays() async throws {
         let receiver = try await WebhookReceiver()
         let clock = ManualWallClock(Date(timeIntervalSince1970: 1_795_000_000))
-        let world = try await NotifierWorld.start(configuration: .fast, clock: clock)
+        let world = try await NotifierWorld.start(settings: { $0.wallClock = clock })
         try await world.addWebhook(receiver.url("/seq/404/gone"))
         var sent = 0
         while try await world.call(Notifier.channelsList, Empty()).channels.first?.status == .active, sent < 20 {
@@ -213,9 +212,7 @@ struct ChannelTests {
     func apnsDelivery() async throws {
         let directory = try temporaryDirectory()
         let receiver = try await APNsReceiver(directory: directory)
-        var configuration = NotifierConfiguration.fast
-        configuration.apns = receiver.configuration
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.apns = receiver.configuration })
         let token = deviceToken("0001")
         _ = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .apns, deviceToken: token))
         try world.timers.publish("timer.completed", Payloads.timerCompleted("t-apns", user: "u1", label: "Pasta"), user: "u1")
@@ -241,9 +238,7 @@ struct ChannelTests {
     func apnsErrors() async throws {
         let directory = try temporaryDirectory()
         let receiver = try await APNsReceiver(directory: directory)
-        var configuration = NotifierConfiguration.fast
-        configuration.apns = receiver.configuration
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.apns = receiver.configuration })
         var channelOfSuffix: [String: String] = [:]
         for suffix in ["0410", "0400", "0429", "0500", "0413"] {
             channelOfSuffix[suffix] = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .apns, name: suffix, deviceToken: deviceToken(suffix))).id
@@ -272,9 +267,10 @@ struct ChannelTests {
         let directory = try temporaryDirectory()
         let receiver = try await APNsReceiver(directory: directory)
         let clock = ManualWallClock(Date())
-        var configuration = NotifierConfiguration.fast
-        configuration.apns = receiver.configuration
-        let world = try await NotifierWorld.start(configuration: configuration, clock: clock)
+        let world = try await NotifierWorld.start(settings: {
+            $0.apns = receiver.configuration
+            $0.wallClock = clock
+        })
         _ = try await world.call(Notifier.channelsAdd, AddChannelRequest(type: .apns, deviceToken: deviceToken("0001")))
         func iats() async throws -> [Int64] { try await receiver.received().compactMap { $0.claims?["iat"]?.intValue } }
         _ = try await world.call(Notifier.send, SendNotificationRequest(title: "1", body: ""))

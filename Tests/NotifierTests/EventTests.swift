@@ -14,9 +14,7 @@ struct EventTests {
     @Test("timer.completed rings 12 times as {timerId}_0…_11, the first at once, spaced by the interval")
     func alarmRepeats() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.alarmInterval = .milliseconds(150)
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.alarmInterval = .milliseconds(150) })
         try await world.addWebhook(receiver.url("/ok/alarm"))
         try world.timers.publish("timer.completed", Payloads.timerCompleted("t1", user: "u1", label: "Tea"), user: "u1")
         try await eventually("12 alarms", timeout: .seconds(15)) { try await receiver.received("/ok/alarm").count == 12 }
@@ -37,9 +35,7 @@ struct EventTests {
     @Test("notify.ack for the timer stops the remaining repeats")
     func ackStopsAlarm() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.alarmInterval = .seconds(1)
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.alarmInterval = .seconds(1) })
         try await world.addWebhook(receiver.url("/ok/ack"))
         try world.timers.publish("timer.completed", Payloads.timerCompleted("t2", user: "u1"), user: "u1")
         try await eventually("first alarm") { try await receiver.received("/ok/ack").count == 1 }
@@ -55,9 +51,7 @@ struct EventTests {
     @Test("timer.deleted between two repeats: nothing more is sent; stopped and restarted cancel the same way")
     func cancellationRace() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.alarmInterval = .milliseconds(600)
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.alarmInterval = .milliseconds(600) })
         try await world.addWebhook(receiver.url("/ok/race"))
         for (timer, cancel) in [("t-del", "timer.deleted"), ("t-stop", "timer.stopped"), ("t-restart", "timer.restarted")] {
             try world.timers.publish("timer.completed", Payloads.timerCompleted(timer, user: "u1"), user: "u1")
@@ -89,9 +83,7 @@ struct EventTests {
     @Test("a discard timer removed after it completed (reason discarded) keeps ringing all 12 times")
     func discardedTimerKeepsRinging() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.alarmInterval = .milliseconds(200)
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.alarmInterval = .milliseconds(200) })
         try await world.addWebhook(receiver.url("/ok/discard"))
         try world.timers.publish("timer.completed", Payloads.timerCompleted("t-discard", user: "u1"), user: "u1")
         try await eventually("first ring") { try await receiver.received("/ok/discard").count == 1 }
@@ -110,9 +102,7 @@ struct EventTests {
     @Test("reminders are batched: at most one push per user per window, worded encouragingly")
     func remindersBatched() async throws {
         let receiver = try await WebhookReceiver()
-        var configuration = NotifierConfiguration.fast
-        configuration.reminderWindow = .seconds(2)
-        let world = try await NotifierWorld.start(configuration: configuration)
+        let world = try await NotifierWorld.start(settings: { $0.reminderWindow = .seconds(2) })
         try await world.addWebhook(receiver.url("/ok/rem"))
         try world.scheduler.publish("review.due", Payloads.reviewDue(user: "u1", dueCount: 12), user: "u1")
         try await eventually("first reminder at once") { try await receiver.received("/ok/rem").count == 1 }
@@ -173,7 +163,7 @@ struct EventTests {
         let receiver = try await WebhookReceiver()
         // 23:30 in Berlin on a winter night, quiet 22:00–07:00: the window ends at 06:00Z.
         let clock = ManualWallClock(try WireCoding.decode(Date.self, from: Data(#""2026-01-15T22:30:00.000Z""#.utf8)))
-        let world = try await NotifierWorld.start(clock: clock)
+        let world = try await NotifierWorld.start(settings: { $0.wallClock = clock })
         try await world.addWebhook(receiver.url("/ok/quiet"))
         _ = try await world.call(Notifier.preferencesSet, SetPreferencesRequest(timeZone: "Europe/Berlin", quietHours: QuietHours(start: "22:00", end: "07:00")))
         let held = try await world.call(Notifier.send, SendNotificationRequest(title: "Later", body: ""))
@@ -209,7 +199,7 @@ struct EventTests {
         func instant(_ text: String) throws -> Date { try WireCoding.decode(Date.self, from: Data("\"\(text)\"".utf8)) }
         // 23:00 EST on 7 March 2026; clocks jump from 02:00 to 03:00 during the night.
         let clock = ManualWallClock(try instant("2026-03-08T04:00:00.000Z"))
-        let world = try await NotifierWorld.start(clock: clock)
+        let world = try await NotifierWorld.start(settings: { $0.wallClock = clock })
         try await world.addWebhook(receiver.url("/ok/dst"))
         _ = try await world.call(Notifier.preferencesSet, SetPreferencesRequest(timeZone: "America/New_York", quietHours: QuietHours(start: "22:00", end: "07:00")))
         let held = try await world.call(Notifier.send, SendNotificationRequest(title: "Good morning", body: ""))

@@ -132,15 +132,17 @@ final class NotifierWorld: Sendable {
     let timers: FakeProducer
     let scheduler: FakeProducer
     let store: FakeProducer
-    private let running: Mutex<(bus: Bus, service: NotifierService, group: ServiceGroup, task: Task<Void, any Error>)?>
+    private let running: Mutex<(service: NotifierService, group: ServiceGroup, task: Task<Void, any Error>)?>
 
+    /// A world with the notifier started (unless not `startNotifier`) with the test timing, the
+    /// system clock and `settings` applied.
     static func start(
-        configuration: NotifierConfiguration = .fast, clock: any WallClock = SystemWallClock(), startNotifier: Bool = true
+        settings: (inout NotifierConfiguration) -> Void = { _ in }, startNotifier: Bool = true
     ) async throws -> NotifierWorld {
         let (broker, endpoints) = try await startBroker()
         let directory = try temporaryDirectory()
         let world = try NotifierWorld(broker: broker, endpoints: endpoints, directory: directory)
-        if startNotifier { try await world.startNotifier(configuration: configuration, clock: clock) }
+        if startNotifier { try await world.startNotifier(settings: settings) }
         return world
     }
 
@@ -156,24 +158,25 @@ final class NotifierWorld: Sendable {
     }
 
     var service: NotifierService { running.withLock { $0!.service } }
-    var database: ServiceDatabase { service.database }
+    var database: ServiceDatabase { service.owner.database }
 
-    func startNotifier(configuration: NotifierConfiguration = .fast, clock: any WallClock = SystemWallClock()) async throws {
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "notifier"), logger: testLogger("notifier"))
-        let service = try NotifierService(
-            bus: bus, databaseURL: directory.appending(path: "notifier.sqlite"), configuration: configuration, clock: clock,
-            logger: testLogger("notifier"))
+    /// Starts the notifier on the world's database with the test timing and `settings` applied.
+    func startNotifier(settings: (inout NotifierConfiguration) -> Void = { _ in }) async throws {
+        var configuration = NotifierConfiguration.fast(databaseURL: directory.appending(path: "notifier.sqlite"))
+        settings(&configuration)
+        let service = try NotifierService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("notifier"), busConfiguration: busConfiguration(endpoints, source: "notifier")))
         let group = ServiceGroup(services: service.services, logger: testLogger("notifier"))
         let task = Task { try await group.run() }
-        running.withLock { $0 = (bus, service, group, task) }
+        running.withLock { $0 = (service, group, task) }
         try await eventually("notifier serves") { (try? await client.call(Reserved.health("notifier"), Empty())) != nil }
     }
 
+    /// Stops the notifier as SIGTERM would.
     func stopNotifier() async {
         guard let current = running.withLock({ $0 }) else { return }
         await current.group.triggerGracefulShutdown()
         _ = try? await current.task.value
-        await current.bus.shutdown()
         running.withLock { $0 = nil }
     }
 
@@ -210,8 +213,8 @@ let testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 extension NotifierConfiguration {
     /// Test timing: quick retries, short timeouts, a quick poll.
-    static var fast: NotifierConfiguration {
-        var configuration = NotifierConfiguration()
+    static func fast(databaseURL: URL) -> NotifierConfiguration {
+        var configuration = NotifierConfiguration(databaseURL: databaseURL)
         configuration.alarmInterval = .milliseconds(400)
         configuration.retryBase = .milliseconds(50)
         configuration.retryMaximum = .milliseconds(400)

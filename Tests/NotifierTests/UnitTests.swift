@@ -2,6 +2,7 @@ import Bus
 import Crypto
 import Foundation
 @testable import NotifierCore
+import ServiceKit
 import Testing
 import Wire
 
@@ -129,5 +130,21 @@ struct UnitTests {
             let text = (title + " " + body).lowercased()
             for word in ["missed", "failed", "behind", "overdue", "lazy", "should have"] { #expect(!text.contains(word), "\(text)") }
         }
+    }
+
+    @Test("the settings come from DATA_DIR and NOTIFIER_*; a value out of range names its variable")
+    func configurationFromEnvironment() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try NotifierConfiguration(environment: Environment([
+            "DATA_DIR": directory.path, "NOTIFIER_ALARM_INTERVAL_MS": "2500", "NOTIFIER_MAX_IN_FLIGHT": "8",
+        ]))
+        #expect(configuration.databaseURL == directory.appending(path: "notifier.sqlite"))
+        #expect(configuration.alarmInterval == .milliseconds(2500) && configuration.maximumInFlight == 8)
+        #expect(configuration.maximumAttempts == 24 && configuration.apns == nil)
+        let error = #expect(throws: BusError.self) {
+            _ = try NotifierConfiguration(environment: Environment(["DATA_DIR": directory.path, "NOTIFIER_MAX_ATTEMPTS": "0"]))
+        }
+        #expect(error?.code == .invalidArgument && error?.message.contains("NOTIFIER_MAX_ATTEMPTS") == true)
     }
 }

@@ -1,10 +1,15 @@
 import Bus
+import Contracts
 import Foundation
 import ServiceKit
 import Wire
 
-/// The notifier's settings, read from `NOTIFIER_*` environment variables (docs/services/notifier.md).
-public struct NotifierConfiguration: Sendable {
+/// The notifier's settings, read from the environment in one place (docs/services/notifier.md).
+public struct NotifierConfiguration: ServiceConfiguration {
+    public static let serviceName = NotifierContract.serviceName
+
+    /// The SQLite file (`notifier.sqlite` in `DATA_DIR`).
+    public var databaseURL: URL
     /// Alarm repeats per completed timer (QuickLabelTimer: 12, ids `{timerId}_0` … `_11`).
     public var alarmRepeats = 12
     /// Time between two alarm repeats (`NOTIFIER_ALARM_INTERVAL_MS`, default 5 s: 12 rings in a minute).
@@ -33,24 +38,28 @@ public struct NotifierConfiguration: Sendable {
     public var catchUpInterval: Duration = .seconds(5)
     /// APNs, when configured.
     public var apns: APNsConfiguration?
+    /// "Now" for notifications, deliveries and APNs tokens; a seam for tests.
+    public var wallClock: any WallClock = SystemWallClock()
 
-    public init() {}
+    /// The defaults, with the database at `databaseURL`.
+    public init(databaseURL: URL) {
+        self.databaseURL = databaseURL
+    }
 
-    /// Reads the settings from the environment.
+    /// Reads `DATA_DIR`, the `NOTIFIER_*` variables and, when `NOTIFIER_APNS_KEY_FILE` is set, the APNs key.
     /// - Throws: `INVALID_ARGUMENT` naming the variable that is out of range or unreadable.
-    public static func fromEnvironment(_ environment: Environment) throws(BusError) -> NotifierConfiguration {
-        var configuration = NotifierConfiguration()
-        configuration.alarmInterval = try environment.milliseconds("NOTIFIER_ALARM_INTERVAL_MS", default: configuration.alarmInterval)
-        configuration.reminderWindow = .seconds(try environment.int("NOTIFIER_REMINDER_WINDOW_SECONDS", default: 3600, in: 0...86_400))
-        configuration.retryBase = try environment.milliseconds("NOTIFIER_RETRY_BASE_MS", default: configuration.retryBase)
-        configuration.retryMaximum = try environment.milliseconds("NOTIFIER_RETRY_MAX_MS", default: configuration.retryMaximum)
-        configuration.maximumAttempts = try environment.int("NOTIFIER_MAX_ATTEMPTS", default: 24, in: 1...100)
-        configuration.disableAfter = .seconds(try environment.int("NOTIFIER_DISABLE_AFTER_HOURS", default: 120, in: 1...8760) * 3600)
-        configuration.httpTimeout = try environment.milliseconds("NOTIFIER_HTTP_TIMEOUT_MS", default: configuration.httpTimeout)
-        configuration.maximumInFlight = try environment.int("NOTIFIER_MAX_IN_FLIGHT", default: 512, in: 1...10_000)
-        configuration.maximumInFlightPerChannel = try environment.int("NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL", default: 64, in: 1...10_000)
-        configuration.apns = try APNsConfiguration.fromEnvironment(environment)
-        return configuration
+    public init(environment: Environment) throws(BusError) {
+        self.init(databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "notifier.sqlite"))
+        alarmInterval = try environment.milliseconds("NOTIFIER_ALARM_INTERVAL_MS", default: alarmInterval)
+        reminderWindow = .seconds(try environment.int("NOTIFIER_REMINDER_WINDOW_SECONDS", default: 3600, in: 0...86_400))
+        retryBase = try environment.milliseconds("NOTIFIER_RETRY_BASE_MS", default: retryBase)
+        retryMaximum = try environment.milliseconds("NOTIFIER_RETRY_MAX_MS", default: retryMaximum)
+        maximumAttempts = try environment.int("NOTIFIER_MAX_ATTEMPTS", default: 24, in: 1...100)
+        disableAfter = .seconds(try environment.int("NOTIFIER_DISABLE_AFTER_HOURS", default: 120, in: 1...8760) * 3600)
+        httpTimeout = try environment.milliseconds("NOTIFIER_HTTP_TIMEOUT_MS", default: httpTimeout)
+        maximumInFlight = try environment.int("NOTIFIER_MAX_IN_FLIGHT", default: 512, in: 1...10_000)
+        maximumInFlightPerChannel = try environment.int("NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL", default: 64, in: 1...10_000)
+        apns = try APNsConfiguration(environment: environment)
     }
 }
 
@@ -83,7 +92,7 @@ public struct APNsConfiguration: Sendable {
     }
 
     /// Reads `NOTIFIER_APNS_*`; nil when `NOTIFIER_APNS_KEY_FILE` is unset (APNs off).
-    static func fromEnvironment(_ environment: Environment) throws(BusError) -> APNsConfiguration? {
+    init?(environment: Environment) throws(BusError) {
         guard let keyFile = environment.optionalString("NOTIFIER_APNS_KEY_FILE") else { return nil }
         let pem: String
         do {
@@ -98,7 +107,7 @@ public struct APNsConfiguration: Sendable {
             throw .invalidArgument("NOTIFIER_APNS_KEY_ID, NOTIFIER_APNS_TEAM_ID and NOTIFIER_APNS_TOPIC are required with NOTIFIER_APNS_KEY_FILE")
         }
         let minutes = try environment.int("NOTIFIER_APNS_TOKEN_REFRESH_MINUTES", default: 50, in: 20...59)
-        return APNsConfiguration(
+        self.init(
             host: environment.string("NOTIFIER_APNS_HOST", default: "https://api.push.apple.com"), privateKeyPEM: pem, keyID: keyID,
             teamID: teamID, topic: topic, caFile: environment.optionalString("NOTIFIER_APNS_CA_FILE"), tokenRefresh: .seconds(minutes * 60))
     }

@@ -9,24 +9,27 @@ import Storage
 import Wire
 
 /// The whole notifier: its database, the consumer of other services' events, the dispatcher
-/// and the bus methods. Run ``services`` in a `ServiceGroup` (ServiceRunner does).
-///
-/// ```swift
-/// await ServiceRunner.run("notifier") { context in
-///     try NotifierService(context: context).services
-/// }
-/// ```
-public final class NotifierService: Sendable {
-    public let database: ServiceDatabase
-    public let dispatcher: Dispatcher
-    public let consumer: DurableConsumer
-    public let host: ServiceHost
+/// and the methods on the bus.
+public final class NotifierService: StudyBusService {
+    /// The bus connection, database and host.
+    public let owner: DataOwner
+    private let dispatcher: Dispatcher
+    private let consumer: DurableConsumer
+    let notifications: NotificationMethods
+    let inbox: InboxMethods
+    let channels: ChannelMethods
+    let preferences: PreferenceMethods
+    let deliveries: DeliveryMethods
     private let http: HTTPClient
 
-    /// Builds the notifier on `bus` with its database at `databaseURL`.
+    /// Opens (or creates) the database, sets up the senders and registers the methods and the
+    /// events consumed.
     /// - Throws: `FAILED_PRECONDITION` when the database cannot be opened, `INVALID_ARGUMENT` for a bad APNs key.
-    public init(bus: Bus, databaseURL: URL, configuration: NotifierConfiguration, clock: any WallClock = SystemWallClock(), logger: Logger) throws {
-        database = try ServiceDatabase.open(at: databaseURL, migrator: Schema.migrator(), logger: logger)
+    public init(context: ServiceContext<NotifierConfiguration>) throws {
+        let configuration = context.configuration, logger = context.logger, clock = configuration.wallClock
+        owner = try DataOwner(
+            context: context, contract: Notifier, database: .init(url: configuration.databaseURL, migrator: Schema.migrator()), credit: 64)
+        let database = owner.database
         http = try HTTPClient(logger: logger)
         var senders: [ChannelType: any ChannelSender] = [
             .webhook: WebhookSender(http: http, timeout: configuration.httpTimeout),
@@ -38,35 +41,27 @@ public final class NotifierService: Sendable {
         }
         let dispatcher = Dispatcher(database: database, configuration: configuration, clock: clock, senders: senders, logger: logger)
         self.dispatcher = dispatcher
-        let intake = Intake(configuration: configuration, clock: clock)
         consumer = DurableConsumer(
-            name: "notifier", bus: bus, database: database, routes: intake.routes,
+            name: context.serviceName, bus: owner.bus, database: database, routes: Intake(configuration: configuration, clock: clock).routes,
             catchUpInterval: configuration.catchUpInterval, logger: logger, afterCommit: { dispatcher.wake() })
-        host = ServiceHost(bus: bus, contract: Notifier, credit: 64, logger: logger)
-        host.serveBackup(of: database)
-        API(database: database, clock: clock, apnsConfigured: configuration.apns != nil, wake: { dispatcher.wake() }).register(on: host)
+        notifications = NotificationMethods(database: database, clock: clock, dispatcher: dispatcher)
+        inbox = InboxMethods(database: database, clock: clock)
+        channels = ChannelMethods(database: database, clock: clock, apnsConfigured: configuration.apns != nil)
+        preferences = PreferenceMethods(database: database, clock: clock, dispatcher: dispatcher)
+        deliveries = DeliveryMethods(database: database)
+
+        let handlers = owner.host.handlers(for: self)
+        NotificationMethods.register(handlers)
+        InboxMethods.register(handlers)
+        ChannelMethods.register(handlers)
+        PreferenceMethods.register(handlers)
+        DeliveryMethods.register(handlers)
     }
 
-    /// Builds the notifier from a ServiceRunner context (`DATA_DIR`, `NOTIFIER_*`).
-    public convenience init(context: ProcessContext) throws {
-        try self.init(
-            bus: context.bus, databaseURL: try context.environment.dataDirectory(service: "notifier").appending(path: "notifier.sqlite"),
-            configuration: try NotifierConfiguration.fromEnvironment(context.environment), logger: context.logger)
-    }
-
-    /// In start order; a ServiceGroup stops them in reverse: the host drains, the dispatcher
-    /// finishes the sends in flight, the consumer stops, and the HTTP client closes last.
+    /// The consumer and the dispatcher run between the HTTP client and the host: at shutdown the
+    /// host drains, the dispatcher finishes the sends in flight, the consumer stops, and the HTTP
+    /// client closes.
     public var services: [any Service] {
-        [HTTPClientCloser(http: http), consumer, dispatcher, host]
-    }
-}
-
-/// Closes the HTTP client at graceful shutdown, after the services that use it.
-struct HTTPClientCloser: Service {
-    let http: HTTPClient
-
-    func run() async throws {
-        try? await gracefulShutdown()
-        await http.shutdown()
+        owner.services(running: [http, consumer, dispatcher])
     }
 }

@@ -20,7 +20,7 @@ struct QuietWindow: Sendable, Equatable {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2, parts[0].count == 2, parts[1].count == 2, let hour = Int(parts[0]), let minute = Int(parts[1]),
               (0...23).contains(hour), (0...59).contains(minute)
-        else { throw .invalidArgument("field '\(field)' must be a 24-hour local time HH:mm (00:00 to 23:59), got '\(text)'") }
+        else { throw Field.invalid(field, "must be a 24-hour local time HH:mm (00:00 to 23:59), got '\(text)'") }
         return hour * 60 + minute
     }
 

@@ -105,8 +105,11 @@ enum PageToken {
         var base64 = token.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         while base64.count % 4 != 0 { base64 += "=" }
         guard let data = Data(base64Encoded: base64), let values = (try? JSONValue.parse(data))?.arrayValue, values.count == count else {
-            throw .invalidArgument("field 'pageToken' is not a token this method returned")
+            throw invalid
         }
         return values
     }
+
+    /// The error of a token that does not decode to the sort key its method expects.
+    static var invalid: BusError { Field.invalid("pageToken", "must be a token this method returned") }
 }

@@ -12,7 +12,7 @@ public enum StandardWebhooks {
     public static func key(fromSecret secret: String, field: String = "secret") throws(BusError) -> SymmetricKey {
         let encoded = secret.hasPrefix("whsec_") ? String(secret.dropFirst(6)) : secret
         guard let bytes = Data(base64Encoded: encoded), (24...64).contains(bytes.count) else {
-            throw .invalidArgument("field '\(field)' must be whsec_ followed by base64 of 24 to 64 random bytes")
+            throw Field.invalid(field, "must be whsec_ followed by base64 of 24 to 64 random bytes")
         }
         return SymmetricKey(data: bytes)
     }

@@ -2,6 +2,4 @@ import NotifierCore
 import ServiceKit
 
 // The notifier: events in, notifications out (docs/services/notifier.md).
-await ServiceRunner.run("notifier") { context in
-    try NotifierService(context: context).services
-}
+await ServiceRunner.run(NotifierService.self)

@@ -50,13 +50,16 @@ public final class BlockingClient {
         } catch {
             throw .internal("cannot create a ZeroMQ context: \(error)")
         }
+        var socket: ZMQSocket?
         do {
-            let socket = try ZMQSocket(context: context, type: .dealer)
-            try socket.set(.sendHighWaterMark, configuration.highWaterMark)
-            try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
-            try socket.connect(configuration.rpcEndpoint)
+            socket = try ZMQSocket(context: context, type: .dealer)
+            try socket?.set(.sendHighWaterMark, configuration.highWaterMark)
+            try socket?.set(.receiveHighWaterMark, configuration.highWaterMark)
+            try socket?.connect(configuration.rpcEndpoint)
             state.socket = socket
         } catch {
+            // The context's termination waits for every socket of it to close.
+            socket?.close()
             context.terminate()
             throw .unavailable("cannot connect to the broker at \(configuration.rpcEndpoint): \(error)")
         }

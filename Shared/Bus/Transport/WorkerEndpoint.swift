@@ -61,11 +61,13 @@ final class WorkerEndpoint: LoopEndpoint {
     private func now(_ loop: IOLoop) -> Duration { loop.clock.now - origin }
 
     private func connect(_ loop: IOLoop) {
+        var socket: ZMQSocket?
         do {
-            let socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
-            try socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
-            state.connected(socket, now: now(loop))
+            socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
+            try socket?.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
+            if let socket { state.connected(socket, now: now(loop)) }
         } catch {
+            socket?.close()
             logger.error("cannot connect worker to the broker", metadata: ["service": "\(service)", "error": "\(error)"])
             state.connectFailed(now: now(loop))
         }

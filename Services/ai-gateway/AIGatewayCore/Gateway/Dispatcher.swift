@@ -20,6 +20,12 @@ struct CallScope: Sendable {
         self.logger = logger
     }
 
+    /// The scope of the request being served.
+    /// - Throws: `INVALID_ARGUMENT` when the request names no user.
+    init(_ context: RequestContext) throws(BusError) {
+        self.init(user: try context.requireUser(), deadline: context.deadline, logger: context.logger)
+    }
+
     var remaining: Duration { deadline - .now }
 }
 
@@ -27,7 +33,7 @@ struct CallScope: Sendable {
 /// limit, then the call with retries (back-off with jitter, or the provider's own delay), then
 /// the next provider; every call counted in the usage ledger.
 final class Dispatcher: Sendable {
-    let configuration: GatewayConfiguration
+    let configuration: AIGatewayConfiguration
     let chatProviders: [String: any ChatProvider]
     let transcribers: [String: any TranscriptionProvider]
     let buckets: [String: TokenBucket]
@@ -35,7 +41,7 @@ final class Dispatcher: Sendable {
     let cache: ResponseCache
     let ledger: UsageLedger
 
-    init(configuration: GatewayConfiguration, http: HTTPClient, cache: ResponseCache, ledger: UsageLedger) {
+    init(configuration: AIGatewayConfiguration, http: HTTPClient, cache: ResponseCache, ledger: UsageLedger) {
         self.configuration = configuration
         var chat: [String: any ChatProvider] = [:]
         var transcribers: [String: any TranscriptionProvider] = [:]
@@ -67,15 +73,12 @@ final class Dispatcher: Sendable {
     }
 
     /// The providers to try for `task`: the pinned one alone, else the task's route.
-    /// - Throws: `INVALID_ARGUMENT` for a pinned provider that is not configured,
+    /// - Throws: `INVALID_ARGUMENT` for a pinned provider that is not configured for `task`,
     ///   `FAILED_PRECONDITION` when the route is empty.
     func chain(for task: GatewayTask, pinned: String?) throws(BusError) -> [String] {
         if let pinned {
             let known = task == .transcribe ? Array(transcribers.keys) : ["local"] + chatProviders.keys
-            guard known.contains(pinned) else {
-                throw .invalidArgument("provider '\(pinned)' cannot serve \(task.method) here; configured: \(known.sorted().joined(separator: ", "))")
-            }
-            return [pinned]
+            return [try Field.oneOf(pinned, "provider", known.sorted())]
         }
         let route = configuration.routes[task] ?? ["local"]
         guard !route.isEmpty else {

@@ -26,6 +26,18 @@ struct CacheKey: Hashable, Sendable {
     }
 }
 
+/// Canonical text of a task's input, the prompt part of its cache key: the task and the
+/// request as JSON with sorted keys (callers clear the `provider` field first: the key names
+/// the provider anyway).
+enum CacheInput {
+    static func of<Input: Encodable>(_ task: GatewayTask, _ input: Input) -> String {
+        let encoder = WireCoding.encoder()
+        encoder.outputFormatting.insert(.sortedKeys)
+        let json = (try? encoder.encode(input)).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        return task.rawValue + "\n" + json
+    }
+}
+
 /// A hash that is the same in every process and on every machine (Swift's `Hasher` is seeded
 /// per process), for keys that live on disk: two independent 64-bit lanes of
 /// multiply-rotate mixing over 8-byte words, each finished with splitmix64's avalanche.

@@ -74,16 +74,18 @@ public final class IntentEngine: Sendable {
         guard let store else { throw .failedPrecondition("this gateway keeps no per-user commands") }
         for (index, registration) in registrations.enumerated() {
             let field = "commands[\(index)]"
-            guard (1...200).contains(registration.pattern.count) else { throw .invalidArgument("\(field).pattern must have 1...200 characters") }
-            guard (1...100).contains(registration.intent.count) else { throw .invalidArgument("\(field).intent must have 1...100 characters") }
+            guard !registration.pattern.isEmpty else { throw Field.invalid("\(field).pattern", "must not be empty") }
+            try Field.length(registration.pattern, "\(field).pattern", maximum: 200)
+            guard !registration.intent.isEmpty else { throw Field.invalid("\(field).intent", "must not be empty") }
+            try Field.length(registration.intent, "\(field).intent", maximum: 100)
             let pattern: IntentPattern
             do {
                 pattern = try IntentPattern(registration.pattern)
             } catch {
-                throw .invalidArgument("\(field).pattern: \(error.message)")
+                throw Field.invalid("\(field).pattern", "must be a valid pattern: \(error.message)")
             }
             if let names = registration.parameters, names.count != pattern.wildcards {
-                throw .invalidArgument("\(field).parameters names \(names.count) parameter(s) but the pattern has \(pattern.wildcards) wildcard(s)")
+                throw Field.invalid("\(field).parameters", "must name one parameter per wildcard of the pattern (\(pattern.wildcards)), got \(names.count)")
             }
         }
         let stored = try store.upsert(registrations, user: user, now: now)

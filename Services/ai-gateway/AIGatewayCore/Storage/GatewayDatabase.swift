@@ -1,7 +1,6 @@
 import Bus
 import Foundation
 import GRDB
-import Logging
 import Storage
 import Wire
 
@@ -56,11 +55,6 @@ public enum GatewayDatabase {
             }
         }
         return migrator
-    }
-
-    /// Opens (creating and migrating) the database in `directory`.
-    public static func open(in directory: URL, logger: Logger) throws(BusError) -> ServiceDatabase {
-        try ServiceDatabase.open(at: directory.appending(path: "ai-gateway.sqlite"), migrator: migrator, logger: logger)
     }
 }
 

@@ -106,8 +106,13 @@ public struct RetryPolicy: Sendable {
     }
 }
 
-/// Everything the gateway reads from its environment.
-public struct GatewayConfiguration: Sendable {
+/// ai-gateway's settings, read from the environment in one place (docs/services/ai-gateway.md).
+public struct AIGatewayConfiguration: ServiceConfiguration {
+    public static let serviceName = AIGatewayContract.serviceName
+
+    /// The SQLite file (`ai-gateway.sqlite` in `DATA_DIR`): the response cache, the usage ledger
+    /// and the users' own command patterns.
+    public var databaseURL: URL
     public var openAI: RemoteProviderConfiguration?
     public var gemini: RemoteProviderConfiguration?
     /// Each method's fallback chain of provider names.
@@ -124,10 +129,15 @@ public struct GatewayConfiguration: Sendable {
     public var ledgerFlushInterval: Duration = .seconds(1)
     /// Requests served at once.
     public var credit = 32
+    /// "Now" for the cache's expiry, the ledger's days and command patterns; a seam for tests.
+    public var wallClock: any WallClock = SystemWallClock()
 
-    /// The given providers (none: local only, the default with an empty environment), with the
-    /// default routes except those in `routes`.
-    public init(openAI: RemoteProviderConfiguration? = nil, gemini: RemoteProviderConfiguration? = nil, routes: [GatewayTask: [String]] = [:]) {
+    /// The database at `databaseURL`, the given providers (none: local only, the default with an
+    /// empty environment), with the default routes except those in `routes`.
+    public init(
+        databaseURL: URL, openAI: RemoteProviderConfiguration? = nil, gemini: RemoteProviderConfiguration? = nil, routes: [GatewayTask: [String]] = [:]
+    ) {
+        self.databaseURL = databaseURL
         self.openAI = openAI
         self.gemini = gemini
         self.routes = Self.defaultRoutes(openAI: openAI, gemini: gemini).merging(routes) { _, chosen in chosen }
@@ -146,39 +156,40 @@ public struct GatewayConfiguration: Sendable {
         return routes
     }
 
-    /// Reads the configuration; docs/services/ai-gateway.md lists every variable.
+    /// Reads `DATA_DIR` and the providers, routes, retries, cache and credit settings;
+    /// docs/services/ai-gateway.md lists every variable.
     /// - Throws: `INVALID_ARGUMENT` naming a variable with a bad value or a route through a
     ///   provider that is not configured.
-    public static func fromEnvironment(_ environment: Environment) throws(BusError) -> GatewayConfiguration {
-        let openAI = try openAIConfiguration(environment)
-        let gemini = try geminiConfiguration(environment)
-        var configuration = GatewayConfiguration(openAI: openAI, gemini: gemini)
-        let configured = Set(configuration.remotes.map(\.name) + ["local"])
+    public init(environment: Environment) throws(BusError) {
+        let openAI = try Self.openAIConfiguration(environment)
+        self.init(
+            databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "ai-gateway.sqlite"), openAI: openAI,
+            gemini: try Self.geminiConfiguration(environment))
+        let configured = Set(remotes.map(\.name) + ["local"])
         let defaultChain = try environment.optionalString("AI_ROUTE").map { text throws(BusError) in
-            try parseRoute(text, variable: "AI_ROUTE", configured: configured)
+            try Self.parseRoute(text, variable: "AI_ROUTE", configured: configured)
         }
         for task in GatewayTask.allCases {
             // Set but empty means "no provider" (e.g. AI_ROUTE_TRANSCRIBE= for a chat-only server).
             if let text = environment.values[task.routeVariable] {
-                configuration.routes[task] = try parseRoute(text, variable: task.routeVariable, configured: configured)
+                routes[task] = try Self.parseRoute(text, variable: task.routeVariable, configured: configured)
             } else if let defaultChain, task != .transcribe {
-                configuration.routes[task] = defaultChain
+                routes[task] = defaultChain
             }
         }
-        for name in configuration.routes[.transcribe] ?? [] where name != openAI?.name {
+        for name in routes[.transcribe] ?? [] where name != openAI?.name {
             throw .invalidArgument("AI_ROUTE_TRANSCRIBE: '\(name)' cannot transcribe; only an OpenAI-compatible (Whisper) provider can")
         }
-        configuration.retry = RetryPolicy(
+        retry = RetryPolicy(
             maxRetries: try environment.int("AI_MAX_RETRIES", default: 2, in: 0...10),
             baseDelay: try environment.milliseconds("AI_RETRY_BASE_MS", default: .milliseconds(500)),
             maxDelay: try environment.milliseconds("AI_RETRY_MAX_MS", default: .seconds(8)))
-        configuration.httpTimeout = try environment.milliseconds("AI_HTTP_TIMEOUT_MS", default: .seconds(60))
-        configuration.cacheTTL = TimeInterval(try environment.int("AI_CACHE_TTL_SECONDS", default: 86_400, in: 0...31_536_000))
-        configuration.memoryCacheEntries = try environment.int("AI_CACHE_MEMORY_ENTRIES", default: 1000, in: 1...1_000_000)
-        configuration.diskCacheEntries = try environment.int("AI_CACHE_DISK_ENTRIES", default: 20_000, in: 0...10_000_000)
-        configuration.intentCacheSize = try environment.int("AI_INTENT_CACHE_SIZE", default: 50, in: 1...100_000)
-        configuration.credit = try environment.int("AI_CREDIT", default: 32, in: 1...1024)
-        return configuration
+        httpTimeout = try environment.milliseconds("AI_HTTP_TIMEOUT_MS", default: .seconds(60))
+        cacheTTL = TimeInterval(try environment.int("AI_CACHE_TTL_SECONDS", default: 86_400, in: 0...31_536_000))
+        memoryCacheEntries = try environment.int("AI_CACHE_MEMORY_ENTRIES", default: 1000, in: 1...1_000_000)
+        diskCacheEntries = try environment.int("AI_CACHE_DISK_ENTRIES", default: 20_000, in: 0...10_000_000)
+        intentCacheSize = try environment.int("AI_INTENT_CACHE_SIZE", default: 50, in: 1...100_000)
+        credit = try environment.int("AI_CREDIT", default: 32, in: 1...1024)
     }
 
     private static func parseRoute(_ text: String, variable: String, configured: Set<String>) throws(BusError) -> [String] {
