@@ -48,8 +48,9 @@ public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "te
 
 /// Retries `condition` every 20 ms until it holds, failing after `timeout`. The condition is
 /// asked once more after the deadline, so a process that was starved of CPU meanwhile still
-/// sees what happened.
-public func eventually(_ what: String, timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async throws {
+/// sees what happened. The default is generous because it only matters when a test fails: the
+/// whole suite starts at once on two cores, and for its first seconds every test is starved.
+public func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try await condition() { return }
