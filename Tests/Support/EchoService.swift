@@ -49,9 +49,9 @@ public struct OpaqueError: Error {}
 
 public struct EchoContract: ServiceContract {
     public static let serviceName = "echo"
-    public let echo = Method<EchoRequest, EchoReply>(Self.self, "echo", "Returns the text, the caller's user and the attachment size.")
-    public let fail = Method<FailRequest, Empty>(Self.self, "fail", "Throws the kind of error asked for.")
-    public let upper = Method<EchoRequest, EchoReply>(Self.self, "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.")
+    public let echo = Method<EchoRequest, EchoReply>(Self.self, "echo", "Returns the text, the caller's user and the attachment size.", audience: .app)
+    public let fail = Method<FailRequest, Empty>(Self.self, "fail", "Throws the kind of error asked for.", audience: .app)
+    public let upper = Method<EchoRequest, EchoReply>(Self.self, "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.", audience: .app)
     public let echoed = Topic<EchoReply>(Self.self, "echo.echoed", "Published for every echo.")
 }
 
