@@ -30,6 +30,9 @@ public struct BrokerConfiguration: ServiceConfiguration {
     public var maxCredit = 10_000
     /// The instance name in the broker's own `bus.rpc` events.
     public var instance = BusConfiguration.defaultInstance
+    /// The broker's own key pair: with it, its three sockets are CURVE servers. From `BUS_KEY`
+    /// while `BUS_SECURITY` is on (read with the bus settings every process reads).
+    public var curveServerKeys: CurveKeyPair?
 
     public init() {}
 
@@ -60,6 +63,8 @@ public struct BrokerConfiguration: ServiceConfiguration {
           BROKER_MAX_QUEUE         requests waiting per service      (default 10000)
           BROKER_MAX_MESSAGE_BYTES largest frame accepted            (default 67108864)
           BUS_HWM                  messages queued per peer          (default 100000)
+          BUS_SECURITY             on|off: CURVE on every socket     (default on)
+          BUS_KEY, BUS_BROKER_KEY  the broker's secret and public key files
           LOG_LEVEL, LOG_FORMAT    info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
@@ -70,7 +75,9 @@ public final class BrokerService: StudyBusService {
     public let broker: Broker
 
     public init(context: ServiceContext<BrokerConfiguration>) throws {
-        broker = try Broker(configuration: context.configuration, logger: context.logger)
+        var configuration = context.configuration
+        configuration.curveServerKeys = context.busConfiguration.security.keys?.keyPair
+        broker = try Broker(configuration: configuration, logger: context.logger)
     }
 
     public var services: [any Service] { [BrokerRunner(broker: broker)] }
