@@ -55,7 +55,9 @@ struct KeyFileTests {
         let again = #expect(throws: BusError.self) { try KeyFile.write(try CurveKeyPair.generate(), name: "store", directory: keys.directory) }
         #expect(again?.code == .alreadyExists)
         #expect(try KeyFile.readSecret(path: keys.secretPath("store")) == pair, "the first pair is untouched")
-        #expect(throws: BusError.self) { try KeyFile.write(pair, name: "../escape", directory: keys.directory) }
+        for name in ["../escape", "a\"b", ".hidden", "", "two words"] {
+            #expect(throws: BusError.self, "\(name)") { try KeyFile.write(pair, name: name, directory: keys.directory) }
+        }
     }
 
     @Test("a secret key file that group or others may read is refused with the chmod that fixes it")
@@ -116,6 +118,7 @@ struct KeyFileTests {
         #expect(failure("curve\n   public-key = \"\(pair.publicKey.z85)\"\n") == "key file f, line 2: indentation must be a multiple of 4 spaces")
         #expect(failure("curve\n    public-key = \"\(pair.publicKey.z85)\n") == "key file f, line 2: the value's closing \" is missing")
         #expect(failure("metadata\n    name = x\n") == "key file f has no curve public-key")
+        #expect(failure("curve\n\tpublic-key = \"\(pair.publicKey.z85)\"\n") == "key file f, line 2: indent with spaces, not tabs")
         #expect(failure("curve\n    public-key = \"\(pair.publicKey.z85)\"\n    public-key = \"\(pair.publicKey.z85)\"\n")
             == "key file f, line 3: public-key is given twice (first on line 2)")
         #expect(failure("curve\n    public-key = \"\(pair.publicKey.z85)\" extra\n") == "key file f, line 2: unexpected text after the value")

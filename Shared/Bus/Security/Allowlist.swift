@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Wire
 
 /// The keys the broker admits and who each belongs to (`BUS_ALLOWLIST`). One key per line:

@@ -50,31 +50,20 @@ public struct CurveKeyPair: Sendable, Equatable, CustomStringConvertible, Custom
     /// A new random pair (libsodium's generator, through libzmq).
     /// - Throws: `FAILED_PRECONDITION` when libzmq has no CURVE.
     public static func generate() throws(BusError) -> CurveKeyPair {
-        do {
-            let (publicText, secretText) = try ZMQCurve.keyPair()
-            guard let publicKey = CurveKey(z85: publicText), let secretKey = CurveKey(z85: secretText) else {
-                throw BusError.internal("libzmq returned a key that is not Z85")
-            }
-            return try CurveKeyPair(publicKey: publicKey, secretKey: secretKey)
-        } catch let error as ZMQError {
-            throw .failedPrecondition("cannot generate a CURVE key pair (is libzmq built with CURVE?): \(error)")
-        } catch {
-            throw error as? BusError ?? .internal("\(error)")
+        let texts: (publicKey: String, secretKey: String)
+        do { texts = try ZMQCurve.keyPair() } catch { throw .failedPrecondition("cannot generate a CURVE key pair (is libzmq built with CURVE?): \(error)") }
+        guard let publicKey = CurveKey(z85: texts.publicKey), let secretKey = CurveKey(z85: texts.secretKey) else {
+            throw .internal("libzmq returned a key that is not Z85")
         }
+        return try CurveKeyPair(publicKey: publicKey, secretKey: secretKey)
     }
 
     /// The public key that belongs to `secretKey`.
     static func publicKey(of secretKey: CurveKey) throws(BusError) -> CurveKey {
-        do {
-            guard let key = CurveKey(z85: try ZMQCurve.publicKey(forSecretKey: secretKey.z85)) else {
-                throw BusError.internal("libzmq returned a public key that is not Z85")
-            }
-            return key
-        } catch let error as ZMQError {
-            throw .failedPrecondition("cannot derive a CURVE public key (is libzmq built with CURVE?): \(error)")
-        } catch {
-            throw error as? BusError ?? .internal("\(error)")
-        }
+        let text: String
+        do { text = try ZMQCurve.publicKey(forSecretKey: secretKey.z85) } catch { throw .failedPrecondition("cannot derive a CURVE public key (is libzmq built with CURVE?): \(error)") }
+        guard let key = CurveKey(z85: text) else { throw .internal("libzmq returned a public key that is not Z85") }
+        return key
     }
 
     public var description: String { "key pair \(publicKey.z85)" }

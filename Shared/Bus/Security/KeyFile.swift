@@ -110,8 +110,8 @@ public struct KeyFile: Sendable, Equatable {
             func invalid(_ reason: String) -> BusError { .failedPrecondition("key file \(path), line \(number): \(reason)") }
             let content = line.drop { $0 == " " }
             if content.isEmpty || content.hasPrefix("#") { continue }
+            if content.hasPrefix("\t") { throw invalid("indent with spaces, not tabs") }
             let indent = line.count - content.count
-            if line.contains("\t") { throw invalid("indent with spaces, not tabs") }
             guard indent % 4 == 0 else { throw invalid("indentation must be a multiple of 4 spaces") }
             guard let equals = content.prefix(while: { $0 != "#" }).firstIndex(of: "=") else {
                 // A section name; only top-level sections matter here.
@@ -176,8 +176,9 @@ public struct KeyFile: Sendable, Equatable {
     /// - Throws: `ALREADY_EXISTS` if either file exists; `FAILED_PRECONDITION` if one cannot be written.
     @discardableResult
     public static func write(_ pair: CurveKeyPair, name: String, directory: String) throws(BusError) -> (publicPath: String, secretPath: String) {
-        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
-            throw .invalidArgument("a key's name must not be empty, contain '/' or start with '.', got '\(name)'")
+        guard BusIdentity.isValidName(name), !name.contains(where: { "/\"'".contains($0) }), !name.hasPrefix(".") else {
+            throw .invalidArgument(
+                "a key's name is its files' name: 1 to \(BusIdentity.maximumNameLength) characters without blanks, control characters, quotes or '/', not starting with '.' or '#'; got '\(name)'")
         }
         if mkdir(directory, 0o700) != 0 && errno != EEXIST {
             throw .failedPrecondition("cannot create the key directory \(directory): \(String(cString: strerror(errno)))")
