@@ -41,7 +41,7 @@ public enum ServiceRunner {
                 busConfiguration: try .fromEnvironment(service: name, environment.values))
             switch context.busConfiguration.security {
             case .off: logger.warning("\(BusSecurity.offWarning)")
-            case .curve(let keys): logger.info("bus security on (CurveZMQ)", metadata: ["publicKey": "\(keys.keyPair.publicKey)", "brokerKey": "\(keys.brokerKey)"])
+            case .curve(let keys): logger.info("bus security on (CurveZMQ)", metadata: ["curvePublic": "\(keys.keyPair.publicKey)", "broker": "\(keys.brokerKey)"])
             }
             let service = try Service(context: context)
             try await runGroup(service.services, logger: logger)
