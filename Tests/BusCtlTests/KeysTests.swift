@@ -112,4 +112,43 @@ struct KeysTests {
         }
         await open.terminate()
     }
+
+    @Test("a service binary with its key serves over CURVE: audiences enforced, busctl describe shows them")
+    func serviceOverCurve() async throws {
+        let keys = try TestKeys()
+        defer { keys.remove() }
+        _ = try keys.make("timer-ticker")
+        _ = try keys.make("busctl")
+        let client = try keys.make("client")
+        let (broker, endpoints) = try await startBroker(keys: keys)
+        let environment = serviceEnvironment(endpoints).merging(keys.environment("timer-ticker")) { $1 }
+            .merging(["DATA_DIR": keys.directory + "/timer-ticker", "LOG_LEVEL": "warning"]) { $1 }
+        let service = try ChildProcess(executable: builtProductsDirectory.appending(path: "timer-ticker").path, environment: environment,
+                                       logFile: keys.directory + "/timer-ticker.log")
+        let bus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: keys.security(client)), logger: testLogger("client"))
+        try await eventually("timer-ticker serving over CURVE") {
+            (try? await bus.call(Reserved.health("timer-ticker"), Empty(), options: CallOptions(timeout: .milliseconds(500))))?.status == .serving
+        }
+        var asEdge = CallOptions(user: "u1", timeout: .seconds(10))
+        asEdge.claimedCaller = try BusIdentity(role: .edge, name: "web")
+        #expect(try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: asEdge).header.code == .ok)
+        let anonymous = await #expect(throws: BusError.self) {
+            try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u1"))
+        }
+        #expect(anonymous?.code == .permissionDenied)
+        let backup = await #expect(throws: BusError.self) {
+            try await bus.callRaw(service: "timer-ticker", method: "_backup", payload: Data(), options: asEdge)
+        }
+        #expect(backup?.code == .permissionDenied)
+
+        let described = try await busctl(["describe", "timer-ticker"], endpoints, environment: keys.environment("busctl"))
+        #expect(described.status == 0)
+        #expect(described.out.contains("timers.list  "))
+        #expect(described.out.contains("audience: app (apps (edge and user keys), services and operators)"))
+        #expect(described.out.contains("audience: operator (operators)"), "_backup")
+        await bus.shutdown()
+        await service.terminate()
+        await broker.stop()
+    }
 }
+

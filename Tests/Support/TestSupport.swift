@@ -117,9 +117,8 @@ extension EventCollector {
 
 /// The environment a service binary started by a test needs to join the test's broker: the
 /// endpoints, the same heartbeat interval as `startBroker` (a broker and its workers must
-/// agree on it, or idle workers are expired), and `BUS_SECURITY=off`, or the key called
-/// `key` of `keys` (``TestKeys/environment(_:)``).
-public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 250, keys: TestKeys? = nil, key: String = "") -> [String: String] {
-    let security = keys?.environment(key) ?? ["BUS_SECURITY": "off"]
-    return ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs)].merging(security) { $1 }
+/// agree on it, or idle workers are expired), and `BUS_SECURITY=off`; merge
+/// ``TestKeys/environment(_:)`` over it for a process with keys.
+public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 250) -> [String: String] {
+    ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs), "BUS_SECURITY": "off"]
 }
