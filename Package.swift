@@ -298,6 +298,21 @@ if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
     ]
 }
 
+// libFuzzer harnesses (Fuzz/), built only with STUDYBUS_FUZZ=1 by scripts/fuzz, which passes
+// `--sanitize=fuzzer`: libFuzzer brings its own `main`, so each is a library-style executable.
+if ProcessInfo.processInfo.environment["STUDYBUS_FUZZ"] != nil {
+    let fuzzers: [(name: String, dependencies: [Target.Dependency])] = [
+        ("PayloadFuzz", ["Wire"]),
+        ("HeaderFuzz", ["Wire"]),
+        ("BrokerFuzz", ["BrokerCore", "Bus", "Wire", "ZMQ", .product(name: "Logging", package: "swift-log")]),
+    ]
+    package.targets += fuzzers.map { fuzzer in
+        .executableTarget(
+            name: fuzzer.name, dependencies: fuzzer.dependencies, path: "Fuzz/\(fuzzer.name)",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])])
+    }
+}
+
 // One place for the compiler settings of every Swift target: Swift 6 language mode (complete
 // strict concurrency checking) plus the upcoming features we want enforced everywhere.
 for target in package.targets where target.type != .system {
