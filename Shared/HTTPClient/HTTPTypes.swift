@@ -88,7 +88,7 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     case couldNotResolve(String)
     /// The destination refused the connection (nothing listens on the port).
     case connectionRefused(String)
-    /// No connection could be made (unreachable, reset, or the connect timeout passed first).
+    /// No connection could be made (host or network unreachable, reset).
     case couldNotConnect(String)
     /// The client's ``DestinationPolicy`` refused an address the host resolved to, and no other
     /// address was connected to: nothing was sent. The class is that of the last one refused.
