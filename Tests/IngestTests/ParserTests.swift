@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 @testable import IngestCore
 import Testing
+import Wire
 
 /// The details of reading each format, without the bus.
 @Suite("Reading formats")
@@ -88,6 +89,16 @@ struct ParserTests {
         #expect(SubtitleExtractor.stripTags("{\\an8}<b>Bold</b> &amp; plain") == "Bold & plain")
     }
 
+    @Test("subtitle times are ASCII digits in range: exponents, infinities, signs, minute 60 and more than 1,000 hours are none")
+    func subtitleTimeRanges() {
+        for text in ["1e308:00", "inf:00", "-1:00", "00:60", "00:60:00", "+1:00", "1:2:3:4", "٣:00", "0x1:00", "1000:00:00.001", "00:01,"] {
+            #expect(SubtitleExtractor.seconds(text) == nil, "\(text)")
+        }
+        #expect(SubtitleExtractor.seconds("1000:00:00") == DocumentValues.maximumMediaSeconds)
+        #expect(SubtitleExtractor.seconds("125:00.25") == 7500.25)
+        #expect(SubtitleExtractor.stripTags("a {{{ b") == "a {{{ b")
+    }
+
     @Test("subtitle cues: character references decoded once (numeric and named ones too), tags removed")
     func subtitleEntities() throws {
         let srt = "1\n00:00:01,000 --> 00:00:02,000\n<i>Rock &#39;n&#39; roll</i> &amp; blues: &amp;lt; is &quot;&lt;&quot;, caf&eacute;\n"
@@ -137,6 +148,21 @@ struct ParserTests {
         #expect(ICalendar.date(floating) == ISO8601DateFormatter().date(from: "2026-11-22T10:00:00Z"))
         let quotedZone = ICalendar.Property("DTSTART;TZID=\"America/New_York\":20261122T100000")!
         #expect(ICalendar.date(quotedZone) == ISO8601DateFormatter().date(from: "2026-11-22T15:00:00Z"))
+    }
+
+    @Test("iCalendar numbers: fields out of range or not ASCII digits make no date, dates clamp to years 0001–9999, durations saturate")
+    func icalendarRanges() {
+        for value in ["00000101", "20261301", "20261100", "20261122T240000", "20261122T126000", "²⁰²⁶¹¹²⁰", "١٢٣٤٠١٠١", "2026112"] {
+            #expect(ICalendar.date(ICalendar.Property(name: "DTSTART", parameters: [:], value: value)) == nil, "\(value)")
+        }
+        let behind = ICalendar.Property(name: "DTSTART", parameters: ["TZID": "Etc/GMT+12"], value: "99991231T235959")
+        #expect(ICalendar.date(behind) == DocumentValues.latestDate)
+        #expect(ICalendar.duration("P99999999999999999999W") == ICalendar.maximumDurationSeconds)
+        #expect(ICalendar.duration("P\u{10}W") == nil)
+        #expect(DocumentValues.adding(ICalendar.maximumDurationSeconds, to: Date(timeIntervalSince1970: 0)) == DocumentValues.latestDate)
+        #expect(DocumentValues.adding(.infinity, to: Date(timeIntervalSince1970: 0)) == DocumentValues.latestDate)
+        #expect(ISO8601.format(DocumentValues.latestDate) == "9999-12-31T23:59:59.999Z")
+        #expect(ISO8601.format(DocumentValues.earliestDate) == "0001-01-01T00:00:00.000Z")
     }
 
     @Test("MIME: encoded words (adjacent ones joined), quoted-printable soft breaks, RFC 2231 file names")
