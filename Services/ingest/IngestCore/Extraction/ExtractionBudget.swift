@@ -1,4 +1,3 @@
-import Bus
 import Synchronization
 import Threads
 import Wire

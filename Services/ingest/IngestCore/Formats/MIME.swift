@@ -1,4 +1,3 @@
-import Bus
 import Foundation
 import Wire
 
