@@ -179,10 +179,12 @@ let package = Package(
         // MARK: ingest
         // ingest: stateless workers that turn uploaded files into text, chunks, summaries and
         // cards (any number of instances); a library with the logic and a thin main.
+        // Starts tools with resource limits (fork, setrlimit, execve: posix_spawn cannot).
+        .target(name: "CToolSpawn", path: "Services/ingest/CToolSpawn"),
         .target(
             name: "IngestCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
+                "Bus", "CToolSpawn", "Threads", "Wire", "Contracts", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -32,7 +32,8 @@ struct Pipeline: Sendable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         var stages = StageTimes(progress: progress, job: job)
         stages.enter(.extracting)
-        let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job))
+        let budget = ExtractionBudget(expansionAllowance: job.expansionAllowance, compressionRatio: configuration.maxCompressionRatio)
+        let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job), budget: budget)
         let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, context: context)
         try checkCancellation()
 
