@@ -307,6 +307,7 @@ if ProcessInfo.processInfo.environment["STUDYBUS_FUZZ"] != nil {
         ("PayloadFuzz", ["Wire"]),
         ("HeaderFuzz", ["Wire"]),
         ("BrokerFuzz", ["BrokerCore", "Bus", "Wire", "ZMQ", .product(name: "Logging", package: "swift-log")]),
+        ("IngestFuzz", ["IngestCore", "Contracts", "Wire"]),
     ]
     package.targets += fuzzers.map { fuzzer in
         .executableTarget(

@@ -42,3 +42,13 @@ write("BrokerFuzz", frames(b"", b"MDPW01", b"\x01", b"fuzzed", b"4"))
 write("BrokerFuzz", frames(b"", b"MDPW01", b"\x03", b"client-identity", b"", b'{"id":"r1","code":0}', b"{}"))
 write("BrokerFuzz", frames(b"", b"MDPW01", b"\x04"))
 write("BrokerFuzz", frames(b"", b"MDPW01", b"\x05"))
+
+# Ingest: the first byte picks the format, in DocumentProbe.formats' order; the fixtures follow.
+formats = ["txt", "md", "html", "csv", "tsv", "srt", "vtt", "ics", "docx", "eml"]
+fixtures = {"txt": ["notes.txt", "anki.txt", "utf16.txt"], "md": ["notes.md"], "html": ["page.html"], "csv": ["cards.csv"],
+            "tsv": ["cards.tsv"], "srt": ["lecture.srt"], "vtt": ["lecture.vtt"], "ics": ["calendar.ics"],
+            "docx": ["report.docx"], "eml": ["mail.eml"]}
+for format, names in fixtures.items():
+    for name in names:
+        with open(os.path.join("Tests", "IngestTests", "Fixtures", name), "rb") as f:
+            write("IngestFuzz", bytes([formats.index(format)]) + f.read())

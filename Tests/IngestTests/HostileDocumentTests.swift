@@ -64,6 +64,15 @@ struct HostileDocumentTests {
         }
     }
 
+    @Test("a .docx whose zip directory points past its end (found by IngestFuzz) fails INVALID_ARGUMENT; the worker goes on")
+    func zipPastItsEnd() async throws {
+        let damaged = try Fixture.data("fuzz-seek-past-end.docx")
+        try await withIngest { world in
+            _ = try await world.expectJobFailure(data: damaged, name: "past-end.docx", code: .invalidArgument)
+            try await world.expectWorkerStillWorks()
+        }
+    }
+
     // MARK: Nesting
 
     @Test("MIME multiparts nested 16 deep are read; 17 deep, or more than 10,000 parts, fail INVALID_ARGUMENT saying so")

@@ -23,10 +23,12 @@ enum DOCXExtractor {
     /// beyond 10,000,000 bytes (after parsing them all), so larger parts are refused unread.
     static let maximumXMLBytes = 10_000_000
 
-    static func extract(_ data: Data, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
+    /// Reads the Word file at `file` (a scratch copy: ZIPFoundation's in-memory archive traps on
+    /// a damaged central directory that seeks past the end, its file-backed one reads short).
+    static func extract(_ file: URL, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
         let archive: Archive
         do {
-            archive = try Archive(data: data, accessMode: .read)
+            archive = try Archive(url: file, accessMode: .read)
         } catch {
             throw damaged(fileName, "the zip archive is damaged or truncated")
         }
