@@ -208,6 +208,11 @@ public final class ServiceHost: Service, Sendable {
         } catch {
             return .answered(.failure("", error))
         }
+        do {
+            try header.checkUser()
+        } catch {
+            return .answered(.failure(header.id, error))
+        }
         let method = request.method
         let context = RequestContext(
             requestID: header.id, method: method, user: header.user, meta: header.meta,
