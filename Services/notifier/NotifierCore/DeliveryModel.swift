@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Wire
 
 /// One claimed delivery, with what its sender needs.
 struct DeliveryJob: Sendable {
@@ -64,7 +65,7 @@ struct RetryPolicy: Sendable {
         formatter.timeZone = TimeZone(identifier: "GMT")
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
         guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+        return .seconds(saturating: max(0, date.timeIntervalSince(now)))  // a year like 99999999 must not trap
     }
 }
 

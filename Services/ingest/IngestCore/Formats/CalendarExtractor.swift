@@ -175,7 +175,8 @@ enum ICalendar {
         return calendar.date(from: components)
     }
 
-    /// `P1DT2H30M`, `PT45M`, `P1W` (a leading `-` is ignored: end before start makes no sense).
+    /// `P1DT2H30M`, `PT45M`, `P1W` (a leading `-` is ignored: end before start makes no sense);
+    /// nil for one longer than any span the wire's dates can express (``WireLimits/maximumSeconds``).
     static func duration(_ text: String) -> TimeInterval? {
         var total = 0.0, number = "", inTime = false
         for character in text.uppercased().drop(while: { $0 == "-" || $0 == "+" }) {
@@ -196,7 +197,7 @@ enum ICalendar {
                 }
             }
         }
-        return total
+        return total <= WireLimits.maximumSeconds ? total : nil
     }
 
     /// "2026-11-23 09:00–11:00 (Europe/Rome)".

@@ -74,8 +74,10 @@ enum FlashcardTableExtractor {
                 let named: [String: UInt8] = ["tab": 0x09, "comma": 0x2C, "semicolon": 0x3B, "space": 0x20, "pipe": 0x7C, "colon": 0x3A]
                 separator = named[value.lowercased()] ?? value.utf8.first
             case "html": html = value.lowercased() == "true"
-            case "tags column": tagsColumn = Int(value).map { $0 - 1 }
-            case "guid column", "notetype column", "deck column": if let column = Int(value) { reservedColumns.insert(column - 1) }
+            // Column numbers count from 1; one outside the 64 columns read is ignored (and
+            // Int.min - 1 would trap).
+            case "tags column": tagsColumn = Int(value).flatMap { (1...64).contains($0) ? $0 - 1 : nil }
+            case "guid column", "notetype column", "deck column": if let column = Int(value), (1...64).contains(column) { reservedColumns.insert(column - 1) }
             default: break
             }
             return true
@@ -89,9 +91,9 @@ enum FlashcardTableExtractor {
         var kind: Int?
 
         init(skipping reserved: Set<Int>, tags: Int?) {
-            var fields = (0..<64).filter { !reserved.contains($0) && $0 != tags }
-            front = fields.removeFirst()
-            back = fields.removeFirst()
+            let fields = (0..<64).filter { !reserved.contains($0) && $0 != tags }
+            front = fields.first ?? 0
+            back = fields.dropFirst().first ?? 1
             self.tags = tags ?? (reserved.isEmpty ? 2 : nil)
         }
 
