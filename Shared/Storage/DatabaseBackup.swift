@@ -2,8 +2,8 @@ import Crypto
 import Foundation
 import GRDB
 import Glibc
-import Synchronization
 import Logging
+import Synchronization
 import Wire
 
 /// How `_backup` copies are made: besides the one-at-a-time rule, how much of the disk a copy

@@ -100,7 +100,7 @@ struct HostileHeaderTests {
         let broker = try await RawBroker.bind()
         var configuration = BusConfiguration(source: "echo")
         configuration.rpcEndpoint = await broker.endpoint
-        configuration.heartbeatInterval = .milliseconds(250)
+        configuration.heartbeatInterval = .seconds(1)
         let bus = try Bus(configuration: configuration, logger: testLogger("echo"))
         let host = ServiceHost(bus: bus, contract: Echo, logger: testLogger("echo"))
         registerEcho(on: host)

@@ -84,29 +84,37 @@ public actor RawBroker {
 
     /// Waits (up to `timeout`) for a worker's READY; returns the service it registered.
     public func waitForWorker(timeout: Duration = .seconds(30)) throws -> String? {
-        guard let frames = try receiveWorkerMessage(.ready, timeout: timeout), frames.count >= 5 else { return nil }
-        worker = frames[0]
+        guard let frames = try receiveWorkerMessage(.ready, until: .now + timeout), frames.count >= 5 else { return nil }
         return String(decoding: frames[4], as: UTF8.self)
     }
 
     /// Hands the worker `[REQUEST, client, empty, method, header, payload]` and returns its
-    /// REPLY's header, or nil when none comes within `timeout`.
+    /// REPLY's header, or nil when none comes within `timeout`. A worker that reconnected
+    /// meanwhile (a starved machine can make it miss heartbeats) gets the request again.
     public func request(_ method: String, header: String, payload: String = "{}", timeout: Duration = .seconds(20)) throws -> ReplyHeader? {
-        guard let socket = connection?.socket, let worker else { throw BusError.unavailable("no worker is connected") }
-        _ = try socket.send([worker, Data(), MDP.Frames.worker, MDP.Command.request.frame, Data("client-1".utf8), Data(),
-                             Data(method.utf8), Data(header.utf8), Data(payload.utf8)])
-        guard let frames = try receiveWorkerMessage(.reply, timeout: timeout), frames.count >= 7 else { return nil }
-        return try? ReplyHeader.decode(frames[6])
-    }
-
-    /// The next worker message with `command` (after `[identity, empty, MDPW01, command]`),
-    /// sending a heartbeat every 100 ms meanwhile so the worker keeps the connection.
-    private func receiveWorkerMessage(_ command: MDP.Command, timeout: Duration) throws -> [Data]? {
         guard let socket = connection?.socket else { throw BusError.unavailable("the raw broker is closed") }
         let deadline = ContinuousClock.now + timeout
+        while let worker {
+            _ = try socket.send([worker, Data(), MDP.Frames.worker, MDP.Command.request.frame, Data("client-1".utf8), Data(),
+                                 Data(method.utf8), Data(header.utf8), Data(payload.utf8)])
+            guard let frames = try receiveWorkerMessage(.reply, until: deadline) else { return nil }
+            if frames[3] == MDP.Command.reply.frame, frames.count >= 7 { return try? ReplyHeader.decode(frames[6]) }
+        }
+        throw BusError.unavailable("no worker is connected")
+    }
+
+    /// The next worker message with `command`, or a READY (which makes its sender the worker),
+    /// after `[identity, empty, MDPW01, command]`; a heartbeat goes to the worker every 100 ms
+    /// meanwhile so that it keeps the connection.
+    private func receiveWorkerMessage(_ command: MDP.Command, until deadline: ContinuousClock.Instant) throws -> [Data]? {
+        guard let socket = connection?.socket else { throw BusError.unavailable("the raw broker is closed") }
         while ContinuousClock.now < deadline {
             if let worker { _ = try socket.send([worker, Data(), MDP.Frames.worker, MDP.Command.heartbeat.frame]) }
             guard let frames = try socket.receive(), frames.count >= 4, frames[2] == MDP.Frames.worker else { continue }
+            if frames[3] == MDP.Command.ready.frame {
+                worker = frames[0]
+                return frames
+            }
             if frames[3] == command.frame { return frames }
         }
         return nil
