@@ -30,8 +30,8 @@ public actor RawClient {
         connection = (context, socket)
     }
 
-    /// Sends `[empty, MDPC01, service, method, header, payload]` and returns the reply with the
-    /// header's `id` (its header, payload and whole frames), or nil when none comes in `timeoutMs`.
+    /// Sends `[empty, MDPC01, service, method, header, payload]` and returns the first reply's
+    /// header and payload, or nil when none comes in `timeoutMs`.
     public func call(_ service: String, _ method: String, header: String, payload: String = "{}", timeoutMs: Int32 = 10_000) throws
         -> (header: ReplyHeader, payload: Data)?
     {

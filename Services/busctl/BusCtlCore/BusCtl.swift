@@ -91,8 +91,8 @@ enum Output {
         FileHandle.standardError.write(Data(((errorColour ? "\u{1B}[33m" : "") + printable(text) + (errorColour ? "\u{1B}[0m" : "") + "\n").utf8))
     }
 
-    /// `text` with every character that steers a terminal shown as an escape instead (`\x1B`,
-    /// `\u202E`): C0 controls (line breaks and tabs too, so one line stays one line), DEL, C1
+    /// `text` with every character that steers a terminal shown as an escape instead (`\x1b`,
+    /// `\u202e`): C0 controls (line breaks and tabs too, so one line stays one line), DEL, C1
     /// controls and the bidirectional overrides. Text from the bus (topics, users, payloads,
     /// messages) could otherwise rewrite the screen, the title or the clipboard of whoever reads it.
     static func printable(_ text: String) -> String {
