@@ -69,7 +69,7 @@ public final class DataOwner: Sendable {
         self.database = database
         host = ServiceHost(bus: bus, contract: contract, credit: credit, logger: context.logger)
         if let outbox { host.serveReplay(from: outbox) }
-        host.serveBackup(of: database)
+        host.serveBackup(of: database, policy: context.backup)
         logger = context.logger
     }
 

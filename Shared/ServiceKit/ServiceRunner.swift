@@ -37,7 +37,7 @@ public enum ServiceRunner {
             _ = try environment.logFormat()
             let context = ServiceContext(
                 configuration: try Service.Configuration(environment: environment), logger: logger,
-                busConfiguration: try .fromEnvironment(service: name, environment.values))
+                busConfiguration: try .fromEnvironment(service: name, environment.values), backup: try environment.backupPolicy())
             let service = try Service(context: context)
             try await runGroup(service.services, logger: logger)
             // Handlers hold the service weakly: it must live as long as its services run.

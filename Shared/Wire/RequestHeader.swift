@@ -52,8 +52,10 @@ public struct RequestHeader: Sendable, Equatable {
         return writer.bytes
     }
 
-    /// Parses and validates a request header; unknown keys are ignored.
-    /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong.
+    /// Parses and validates a request header; unknown keys are ignored. The `user` is not
+    /// checked here: ``checkUser()`` does that, where the user is acted on.
+    /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong (`deadline` outside
+    ///   ``WireLimits/deadline`` included).
     public static func decode(_ data: Data) throws(BusError) -> RequestHeader {
         try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
     }
@@ -73,7 +75,7 @@ public struct RequestHeader: Sendable, Equatable {
                     reader.report(missingID)
                 }
             } else if key.is("deadline") {
-                header.deadline = try reader.integer("deadline")
+                header.deadline = try reader.integer("deadline", in: WireLimits.deadline)
             } else if key.is("user") {
                 header.user = try reader.string("user")
             } else if key.is("meta") {
@@ -90,5 +92,40 @@ public struct RequestHeader: Sendable, Equatable {
             throw .invalidArgument("request header field 'id' must be 1 to \(maximumIDLength) characters")
         }
         return header
+    }
+}
+
+extension RequestHeader {
+    /// The longest `user` (docs/wire-protocol.md, addition 2).
+    public static let maximumUserBytes = 128
+
+    /// Checks this header's `user`, if it has one: see ``checkUser(_:)``.
+    public func checkUser() throws(BusError) {
+        if let user { try Self.checkUser(user) }
+    }
+
+    /// Checks that `user` is a user id as the protocol defines it (docs/wire-protocol.md,
+    /// addition 2): 1 to ``maximumUserBytes`` bytes of ASCII letters, digits and `.` `_` `-`
+    /// `@` `:` `+`. Every service stores the user on every row it writes and logs it, so
+    /// nothing else — white space, control characters, terminal escapes, quotes, slashes,
+    /// anything beyond ASCII — gets that far.
+    /// - Throws: `INVALID_ARGUMENT` naming the field, without echoing the value.
+    public static func checkUser(_ user: String) throws(BusError) {
+        let bytes = user.utf8
+        guard !bytes.isEmpty, bytes.count <= maximumUserBytes, bytes.allSatisfy(isUserByte) else {
+            throw .invalidArgument(
+                "request header field 'user' must be a user id of 1 to \(maximumUserBytes) ASCII letters, digits, '.', '_', '-', '@', ':' or '+'",
+                details: .object(["field": .string("user")]))
+        }
+    }
+
+    private static func isUserByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "@"), UInt8(ascii: ":"), UInt8(ascii: "+"):
+            true
+        default:
+            false
+        }
     }
 }

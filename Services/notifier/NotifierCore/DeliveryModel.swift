@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Wire
 
 /// One claimed delivery, with what its sender needs.
 struct DeliveryJob: Sendable {

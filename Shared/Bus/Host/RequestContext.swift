@@ -15,7 +15,8 @@ public struct RequestContext: Sendable {
     public let meta: [String: String]
     /// The request's idempotency key.
     public let idempotencyKey: String?
-    /// When the caller stops waiting.
+    /// When the caller stops waiting; the header's `deadline`, which decoding kept within
+    /// ``WireLimits/deadline`` (so it converts back to milliseconds exactly).
     public let deadline: Date?
     /// The request's attachment frame.
     public let attachment: Data?
@@ -40,6 +41,13 @@ public struct RequestContext: Sendable {
             throw .invalidArgument("request header field 'user' is required: every \(method) call acts for a user")
         }
         return user
+    }
+
+    /// How long until the caller stops waiting (zero once it has passed), or `nil` when the
+    /// request set no deadline. Saturating, so the far end of the deadline's range is safe to
+    /// add to a clock's `now`.
+    public var timeRemaining: Duration? {
+        deadline.map { .seconds(saturating: max(0, $0.timeIntervalSinceNow)) }
     }
 
     /// Options for a downstream call made for this request: same user, the same deadline,

@@ -23,8 +23,9 @@ import Wire
 ///
 /// What handlers throw becomes the reply's status:
 /// a ``BusError`` or ``BusErrorConvertible`` as it says, a cancellation as `CANCELLED`, anything
-/// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode
-/// is `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
+/// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode,
+/// or a header `user` that is not a user id (``RequestHeader/checkUser(_:)``), is
+/// `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
 public final class ServiceHost: Service, Sendable {
     public let service: String
     public let credit: Int
@@ -207,6 +208,11 @@ public final class ServiceHost: Service, Sendable {
             header = try RequestHeader.decode(bytes: request.header)
         } catch {
             return .answered(.failure("", error))
+        }
+        do {
+            try header.checkUser()
+        } catch {
+            return .answered(.failure(header.id, error))
         }
         let method = request.method
         let context = RequestContext(
