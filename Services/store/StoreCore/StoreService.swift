@@ -83,14 +83,17 @@ public final class StoreService: StudyBusService {
 
     // MARK: Transactions
 
-    /// Runs `body` in one write transaction for the request's user, once per `idem` key, then
-    /// wakes the outbox. Nothing of it is written if it throws.
-    func write<T: Codable & Sendable>(_ context: RequestContext, device: String = "", _ body: @escaping @Sendable (Changes) throws -> T) async throws -> T {
+    /// Runs `body` in one write transaction for the request's user, once per `idem` key (bound
+    /// to `request`, what the caller sent), then wakes the outbox. Nothing of it is written if
+    /// it throws.
+    func write<T: Codable & Sendable>(
+        _ context: RequestContext, _ request: some Encodable, device: String = "", _ body: @escaping @Sendable (Changes) throws -> T
+    ) async throws -> T {
         let user = try context.requireUser()
+        let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
         let now = clock.now()
-        let key = context.idempotencyKey, method = context.method
         let result = try await database.pool.write { db in
-            try Idempotency.once(db, user: user, key: key, method: method) {
+            try Idempotency.once(db, user: user, key: key, now: now) {
                 try body(Changes(db: db, user: user, now: now, device: device))
             }
         }

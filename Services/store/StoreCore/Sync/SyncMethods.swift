@@ -11,7 +11,7 @@ enum SyncMethods {
         handlers.handle(Store.syncPush) { store, request, context in
             try Field.text(request.deviceId, "deviceId", maximum: StoreLimits.idLength)
             try Field.count(request.changes, "changes", in: 0...StoreLimits.changesPerPush)
-            return try await store.write(context, device: request.deviceId) { changes in
+            return try await store.write(context, request, device: request.deviceId) { changes in
                 SyncPushResponse(results: try request.changes.enumerated().map { index, change in
                     SyncPushResult(kind: change.kind, id: change.id, outcome: try apply(change, field: "changes[\(index)]", changes))
                 })

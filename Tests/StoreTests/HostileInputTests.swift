@@ -1,0 +1,68 @@
+import Bus
+import Contracts
+import Foundation
+import GRDB
+import ServiceKit
+import StoreCore
+import TestSupport
+import Testing
+import Wire
+
+/// What an outside client can send, through the broker to the store in this process: a trap
+/// would end the test run, so every test passing shows the store stayed up.
+@Suite("Hostile input: the store stays up, answers with the right code, loses and amplifies nothing")
+struct HostileInputTests {
+    /// The error's code is INVALID_ARGUMENT and its details name `field`.
+    func isInvalid(_ error: BusError?, field: String) -> Bool {
+        error?.code == .invalidArgument && error?.details == .object(["field": .string(field)])
+    }
+
+    @Test("an idempotency key is bound to its request: another body is FAILED_PRECONDITION and changes nothing")
+    func idempotencyFingerprint() async throws {
+        let world = try await StoreWorld.start()
+        let first = try await world.call(Store.createFlashcard, FlashcardCreate(front: "A", back: "1"), idem: "k1")
+        let events = try await world.events().count
+        let other = await world.failure(Store.createFlashcard, FlashcardCreate(front: "B", back: "2"), idem: "k1")
+        #expect(other?.code == .failedPrecondition && other?.message.contains("different flashcards.create request") == true)
+        #expect(await world.failure(Store.createSet, FlashcardSetCreate(name: "A"), idem: "k1")?.code == .failedPrecondition)
+        // A retry of the same request, however its JSON is written, gets the first response.
+        #expect(try await world.call(Store.createFlashcard, FlashcardCreate(front: "A", back: "1"), idem: "k1") == first)
+        let reordered = try await world.client.callRaw(
+            service: "store", method: Store.createFlashcard.name, payload: Data(#" { "back" : "1", "front":"A" } "#.utf8),
+            options: CallOptions(user: "alice", idempotencyKey: "k1"))
+        #expect(try WireCoding.decode(Flashcard.self, from: reordered.payload) == first)
+        #expect(try await world.events().count == events)
+        #expect(try await world.call(Store.listFlashcards, FlashcardList()).items == [first])
+        // Keys are per user.
+        #expect(try await world.call(Store.createFlashcard, FlashcardCreate(front: "B", back: "2"), as: "bob", idem: "k1").front == "B")
+        // An upload's key covers its file.
+        let upload = MaterialUpload(title: "Scan", sourceKind: .txt)
+        let uploaded = try await world.call(Store.uploadMaterial, upload, idem: "u1", attachment: Data("first file".utf8))
+        #expect(await world.failure(Store.uploadMaterial, upload, idem: "u1", attachment: Data("second file".utf8))?.code == .failedPrecondition)
+        #expect(try await world.call(Store.uploadMaterial, upload, idem: "u1", attachment: Data("first file".utf8)) == uploaded)
+        #expect(try await world.call(Store.listMaterials, MaterialList()).items.map(\.id) == [uploaded.material.id])
+
+        // After 24 hours the key is forgotten: the same key applies again.
+        world.clock.advance(by: 24 * 3600 + 1)
+        let later = try await world.call(Store.createFlashcard, FlashcardCreate(front: "B", back: "2"), idem: "k1")
+        #expect(later.id != first.id && later.front == "B")
+        await world.stop()
+    }
+
+    @Test("expired idempotency keys are pruned as new keys come, at most 16 per write")
+    func idempotencyPruning() async throws {
+        let world = try await StoreWorld.start()
+        func keys() async throws -> Int { try await world.sql { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM bus_idempotency") ?? 0 } }
+        for index in 0..<20 { _ = try await world.call(Store.createSubject, SubjectCreate(name: "S\(index)"), idem: "old-\(index)") }
+        #expect(try await keys() == 20)
+        world.clock.advance(by: 25 * 3600)
+        _ = try await world.call(Store.createSubject, SubjectCreate(name: "new 1"), idem: "new-1")
+        #expect(try await keys() == 20 - 16 + 1)
+        _ = try await world.call(Store.createSubject, SubjectCreate(name: "new 2"), idem: "new-2")
+        #expect(try await keys() == 2)
+        // A write without a key prunes nothing and stores nothing.
+        _ = try await world.call(Store.createSubject, SubjectCreate(name: "no key"))
+        #expect(try await keys() == 2)
+        await world.stop()
+    }
+}
