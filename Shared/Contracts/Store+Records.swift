@@ -466,4 +466,12 @@ public enum StoreLimits {
     public static let changesPerPush = 500
     /// Exports larger than this go in the reply's attachment frame instead of `content`.
     public static let inlineExportBytes = 64 * 1024
+    /// Chunk offsets, in characters into their document: 0…10^12.
+    public static let maximumOffset = 1_000_000_000_000
+    /// Media times in seconds (a chunk's start and end, a document's duration): 0…10^9.
+    public static let maximumMediaSeconds: Double = 1_000_000_000
+    /// `materials.stuck`'s `olderThanSeconds`: 1…315,360,000 (ten years).
+    public static let maximumStuckAgeSeconds: Double = 315_360_000
+    /// Page cursors are opaque and at most this many characters.
+    public static let cursorLength = 4096
 }

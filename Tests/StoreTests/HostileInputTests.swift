@@ -17,6 +17,49 @@ struct HostileInputTests {
         error?.code == .invalidArgument && error?.details == .object(["field": .string(field)])
     }
 
+    @Test("numbers out of range are INVALID_ARGUMENT naming the field, and nothing is written")
+    func numbers() async throws {
+        let world = try await StoreWorld.start()
+        let material = try await world.call(Store.createMaterial, MaterialCreate(title: "Notes", sourceKind: .text))
+        let document = try await world.call(Store.createSourceDocument, SourceDocumentCreate(materialId: material.id))
+        let events = try await world.events().count
+
+        // materials.stuck without a user: Int64(Double) of the cutoff trapped for 1e17.
+        for age in [1e17, 1e300, 0.5, -1] {
+            #expect(isInvalid(await world.failure(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: age), as: nil), field: "olderThanSeconds"))
+        }
+        // chunks.create: a start near Int.max overflowed when the text's length was added.
+        func chunk(_ input: ChunkInput) -> ChunkCreate { ChunkCreate(sourceDocumentId: document.id, chunk: input) }
+        #expect(isInvalid(await world.failure(Store.createChunk, chunk(ChunkInput(ordinal: 0, text: "hello", startOffset: Int.max - 2))), field: "chunk.startOffset"))
+        #expect(isInvalid(await world.failure(Store.createChunk, chunk(ChunkInput(ordinal: 0, text: "hello", endOffset: Int.max))), field: "chunk.endOffset"))
+        #expect(isInvalid(await world.failure(Store.createChunk, chunk(ChunkInput(ordinal: 0, text: "hello", startOffset: -1))), field: "chunk.startOffset"))
+        #expect(isInvalid(await world.failure(Store.createChunk, chunk(ChunkInput(ordinal: 0, text: "hello", startOffset: 9, endOffset: 3))), field: "chunk.endOffset"))
+        #expect(isInvalid(await world.failure(Store.createChunk, chunk(ChunkInput(ordinal: 0, text: "hello", startSeconds: 1e300))), field: "chunk.startSeconds"))
+        #expect(isInvalid(await world.failure(Store.updateSourceDocument, SourceDocumentUpdate(id: document.id, durationSeconds: 1e12)), field: "durationSeconds"))
+        // materials.put: offsets were not checked at all.
+        var put = samplePut()
+        put.chunks[1].startOffset = Int.max - 2
+        #expect(isInvalid(await world.failure(Store.putMaterial, put), field: "chunks[1].startOffset"))
+        put = samplePut()
+        put.chunks[2].startOffset = 50
+        put.chunks[2].endOffset = 10
+        #expect(isInvalid(await world.failure(Store.putMaterial, put), field: "chunks[2].endOffset"))
+        // A cursor is the client's to send back: one crafted to overflow the next page's offset.
+        let crafted = Data(#"{"l":"search","k":[9223372036854775807]}"#.utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        #expect(isInvalid(await world.failure(Store.search, SearchRequest(query: "light", cursor: crafted)), field: "cursor"))
+        #expect(isInvalid(await world.failure(Store.listSubjects, SubjectList(cursor: String(repeating: "A", count: 5000))), field: "cursor"))
+
+        // Nothing was written, and the store still serves.
+        #expect(try await world.events().count == events)
+        #expect(try await world.call(Store.listMaterials, MaterialList()).items.map(\.id) == [material.id])
+        #expect(try await world.call(Store.listChunks, ChunkList(sourceDocumentId: document.id)).items.isEmpty)
+        #expect(try await world.call(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: StoreLimits.maximumStuckAgeSeconds), as: nil).materials.isEmpty)
+        let stored = try await world.call(Store.createChunk, chunk(ChunkInput(ordinal: 0, text: "hello", startOffset: StoreLimits.maximumOffset)))
+        #expect(stored.startOffset == StoreLimits.maximumOffset && stored.endOffset == StoreLimits.maximumOffset + 5)
+        await world.stop()
+    }
+
     @Test("an idempotency key is bound to its request: another body is FAILED_PRECONDITION and changes nothing")
     func idempotencyFingerprint() async throws {
         let world = try await StoreWorld.start()

@@ -38,8 +38,7 @@ enum IngestMethods {
             return try await store.read(context) { db, user in try original(request.id, db, user: user) }
         })
         handlers.handle(Store.stuckMaterials) { store, request, context in
-            let age = request.olderThanSeconds ?? 600
-            guard age.isFinite, age >= 1 else { throw Field.invalid("olderThanSeconds", "must be at least 1") }
+            let age = try Field.number(request.olderThanSeconds ?? 600, "olderThanSeconds", in: 1...StoreLimits.maximumStuckAgeSeconds)
             let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 100)
             let cutoff = store.clock.now().addingTimeInterval(-age).unixMilliseconds
             let user = context.user.flatMap { $0.isEmpty ? nil : $0 }

@@ -27,8 +27,12 @@ enum SearchMethods {
     static func run(_ request: SearchRequest, _ db: Database, user: String) throws -> SearchResponse {
         let terms = try matchExpression(request.query)
         let limit = try Field.int(request.limit, "limit", in: 1...100, default: 20)
-        let offset = try request.cursor.map { cursor throws(BusError) in
-            Int64.fromDatabaseValue(try PageCursor.decode(cursor, list: "search", keyCount: 1)[0]) ?? 0
+        let offset = try request.cursor.map { cursor throws(BusError) -> Int64 in
+            // Only the ranked matches are ever returned, so no cursor points past them.
+            guard let offset = Int64.fromDatabaseValue(try PageCursor.decode(cursor, list: "search", keyCount: 1)[0]),
+                  (0...Int64(rankedMatches)).contains(offset)
+            else { throw PageCursor.invalid }
+            return offset
         } ?? 0
         if let id = request.subjectId { try Field.id(id, "subjectId") }
         if let id = request.materialId { try Field.id(id, "materialId") }
