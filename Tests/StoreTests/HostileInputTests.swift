@@ -60,6 +60,54 @@ struct HostileInputTests {
         await world.stop()
     }
 
+    @Test("a search reply stays within limit × 10 KiB + 1 KiB with the longest markers over the worst text")
+    func searchAmplification() async throws {
+        let world = try await StoreWorld.start()
+        // Text that escapes to six bytes a character, titles over the 200 characters a hit
+        // shows, 5,000 matches in an entry (FTS5's snippet(), quadratic in them, took more than
+        // the call's 30 s here), and tokens of 100,000 characters.
+        let control = "\u{1}"
+        var put = samplePut(cards: 0)
+        put.chunks = (0..<20).map { ChunkInput(ordinal: $0, text: "x" + String(repeating: "y", count: StoreLimits.textLength - 1)) }
+        put.flashcards = (0..<100).map { _ in
+            GeneratedFlashcard(
+                front: "x" + String(repeating: control, count: StoreLimits.cardSideLength - 1),
+                back: String(repeating: "x" + control, count: StoreLimits.cardSideLength / 2))
+        }
+        _ = try await world.call(Store.putMaterial, put)
+
+        // Markers of the longest length, escaped six bytes a byte too; told apart from the text.
+        let open = String(repeating: "\u{2}", count: StoreLimits.highlightMarkerBytes - 1) + "["
+        let close = String(repeating: "\u{2}", count: StoreLimits.highlightMarkerBytes - 1) + "]"
+        let request = SearchRequest(query: "x*", limit: 100, highlightOpen: open, highlightClose: close)
+        let reply = try await world.client.callRaw(
+            service: "store", method: Store.search.name, payload: try WireCoding.encode(request), options: CallOptions(user: "alice"))
+        let bound = 100 * StoreLimits.searchHitBytes + 1024
+        #expect(reply.payload.count <= bound, "a reply of \(reply.payload.count) bytes")
+        let hits = try WireCoding.decode(SearchResponse.self, from: reply.payload).hits
+        #expect(hits.count == 100)
+        for hit in hits {
+            let highlights = hit.snippet.components(separatedBy: open).count - 1
+            let text = hit.snippet.replacingOccurrences(of: open, with: "").replacingOccurrences(of: close, with: "")
+            #expect(highlights >= 1 && highlights <= StoreLimits.snippetHighlights && hit.snippet.components(separatedBy: close).count - 1 == highlights)
+            #expect(text.unicodeScalars.count <= StoreLimits.snippetLength)
+            #expect((hit.title?.unicodeScalars.count ?? 0) <= StoreLimits.titleLength)
+        }
+        // A match in a token of 100,000 characters is cut inside the highlight, which is closed.
+        let chunks = try await world.call(Store.search, SearchRequest(query: "x*", kinds: [.chunk], highlightOpen: open, highlightClose: close)).hits
+        #expect(chunks.count == 20 && chunks.allSatisfy { $0.snippet.hasPrefix(open + "x") && $0.snippet.hasSuffix("y" + close + "…") })
+
+        // Over-long markers and queries are refused before any work.
+        let longMarker = String(repeating: "m", count: StoreLimits.highlightMarkerBytes + 1)
+        #expect(isInvalid(await world.failure(Store.search, SearchRequest(query: "x", highlightOpen: longMarker)), field: "highlightOpen"))
+        #expect(isInvalid(await world.failure(Store.search, SearchRequest(query: "x", highlightClose: "é" + longMarker.dropFirst(2))), field: "highlightClose"))
+        let manyWords = (0...StoreLimits.searchTerms).map { "w\($0)" }.joined(separator: " ")
+        #expect(isInvalid(await world.failure(Store.search, SearchRequest(query: manyWords)), field: "query"))
+        #expect(isInvalid(await world.failure(Store.search, SearchRequest(query: String(repeating: "x", count: StoreLimits.searchQueryLength + 1))), field: "query"))
+        #expect(isInvalid(await world.failure(Store.search, SearchRequest(query: "x", kinds: [.chunk, .note, .flashcard, .chunk])), field: "kinds"))
+        await world.stop()
+    }
+
     @Test("an idempotency key is bound to its request: another body is FAILED_PRECONDITION and changes nothing")
     func idempotencyFingerprint() async throws {
         let world = try await StoreWorld.start()
