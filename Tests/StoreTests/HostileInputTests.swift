@@ -156,4 +156,28 @@ struct HostileInputTests {
         #expect(try await keys() == 2)
         await world.stop()
     }
+
+    @Test("sync.push refuses a change stamped past the allowed clock skew, naming the record, and applies none of the push")
+    func syncClockSkew() async throws {
+        let world = try await StoreWorld.start()
+        let now = world.clock.now()
+        func card(_ id: String, at date: Date) throws -> SyncChange {
+            SyncChange(kind: .flashcard, id: id, updatedAt: date, record: try JSONValue.parse(WireCoding.encode(FlashcardCreate(front: id, back: "b"))))
+        }
+        let lastWireDate = try #require(ISO8601.parse("9999-12-31T23:59:59.999Z"))
+        let error = await world.failure(Store.syncPush, SyncPushRequest(deviceId: "evil", changes: [try card("c1", at: now), try card("c2", at: lastWireDate)]))
+        #expect(isInvalid(error, field: "changes[1].updatedAt") && error?.message.contains("flashcard 'c2'") == true)
+        #expect(await world.failure(Store.getFlashcard, RecordID(id: "c1"))?.code == .notFound)
+        let deletion = SyncChange(kind: .flashcard, id: "c3", updatedAt: lastWireDate, deleted: true)
+        #expect(isInvalid(await world.failure(Store.syncPush, SyncPushRequest(deviceId: "evil", changes: [deletion])), field: "changes[0].updatedAt"))
+        // Within five minutes ahead a device's clock is believed; beyond, it is not.
+        #expect(isInvalid(await world.failure(Store.syncPush, SyncPushRequest(deviceId: "fast", changes: [try card("c4", at: now + 301)])), field: "changes[0].updatedAt"))
+        let push = try await world.call(Store.syncPush, SyncPushRequest(deviceId: "fast", changes: [try card("c4", at: now + 300)]))
+        #expect(push.results.map(\.outcome) == [.applied])
+        // A later edit through the API wins, with a time the wire carries.
+        let edited = try await world.call(Store.updateFlashcard, FlashcardUpdate(id: "c4", back: "edited"))
+        #expect(edited.updatedAt > now + 300 && edited.back == "edited")
+        #expect(try await world.call(Store.syncPull, SyncPullRequest()).changes.map(\.id) == ["c4"])
+        await world.stop()
+    }
 }
