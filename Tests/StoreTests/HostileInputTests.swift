@@ -180,4 +180,27 @@ struct HostileInputTests {
         #expect(try await world.call(Store.syncPull, SyncPullRequest()).changes.map(\.id) == ["c4"])
         await world.stop()
     }
+
+    @Test("CSV cells a spreadsheet would run as formulas get a leading quote, and the file still parses back")
+    func csvFormulas() async throws {
+        let world = try await StoreWorld.start()
+        let hostile = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+1", "-2+3", "@SUM(A1:A9)", "\tcmd", "\rcmd|' /C calc'!A0"]
+        for (index, text) in hostile.enumerated() {
+            _ = try await world.call(Store.createFlashcard, FlashcardCreate(front: text, back: "b=\(index)", tags: ["=tag"]))
+        }
+        _ = try await world.call(Store.createFlashcard, FlashcardCreate(front: "plain, with = inside", back: "b"))
+        let csv = try await world.call(Store.export, ExportRequest(content: .flashcards, format: .csv))
+        let rows = parseCSV(try #require(csv.content))
+        #expect(rows.count == hostile.count + 2 && rows.allSatisfy { $0.count == 10 })
+        #expect(rows.dropFirst().map { $0[1] } == hostile.map { "'" + $0 } + ["plain, with = inside"])
+        #expect(rows.dropFirst().map { $0[2] } == hostile.indices.map { "b=\($0)" } + ["b"])
+        #expect(rows.dropFirst().prefix(hostile.count).allSatisfy { $0[4] == "'=tag" })
+        // Dropping the quote of a cell that begins with one gets the value back.
+        #expect(rows.dropFirst().prefix(hostile.count).map { String($0[1].dropFirst()) } == hostile)
+
+        let session = try await world.call(Store.createSession, StudySessionCreate(id: "-1-cmd", startedAt: StoreWorld.start))
+        let sessions = parseCSV(try #require(try await world.call(Store.export, ExportRequest(content: .studySessions, format: .csv)).content))
+        #expect(sessions.dropFirst().map(\.first) == ["'" + session.id])
+        await world.stop()
+    }
 }
