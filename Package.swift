@@ -154,6 +154,8 @@ let package = Package(
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for search's FTS5 snippet function.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
