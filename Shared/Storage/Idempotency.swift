@@ -82,6 +82,11 @@ public enum Idempotency {
         }
     }
 
+    /// The `reason` in the details of the refusal of a key used for another request, so a caller
+    /// that retries can tell it from the method's own FAILED_PRECONDITION.
+    public static let keyReusedReason = "IDEMPOTENCY_KEY_REUSED"
+    private static let keyReusedDetails: JSONValue = .object(["reason": .string(keyReusedReason)])
+
     /// Runs `body` once per (`user`, key) within ``keyLifetime``; without a key it always runs.
     /// - Parameter now: the service's clock, for the key's age.
     /// - Throws: `FAILED_PRECONDITION` when the key was already used for another method or
@@ -98,11 +103,12 @@ public enum Idempotency {
         ) {
             let storedMethod: String = row["method"]
             guard storedMethod == key.method else {
-                throw BusError.failedPrecondition("idempotency key '\(key.value)' was already used for \(storedMethod)")
+                throw BusError(.failedPrecondition, "idempotency key '\(key.value)' was already used for \(storedMethod)", details: keyReusedDetails)
             }
             if let stored: Data = row["fingerprint"], stored != key.fingerprint {
-                throw BusError.failedPrecondition(
-                    "idempotency key '\(key.value)' was already used for a different \(key.method) request; send a new key with a new request")
+                throw BusError(
+                    .failedPrecondition, "idempotency key '\(key.value)' was already used for a different \(key.method) request; send a new key with a new request",
+                    details: keyReusedDetails)
             }
             return try WireCoding.decode(Response.self, from: row["response"])
         }
