@@ -241,10 +241,11 @@ struct StorageTests {
         #expect(try increment(key: "k1").n == 1)
         #expect(try increment(key: "k1", user: "u2").n == 2)
         #expect(try increment(key: nil).n == 3)
-        #expect(throws: BusError.failedPrecondition("idempotency key 'k1' was already used for counter.add")) {
+        let reused: JSONValue = .object(["reason": .string(Idempotency.keyReusedReason)])
+        #expect(throws: BusError(.failedPrecondition, "idempotency key 'k1' was already used for counter.add", details: reused)) {
             _ = try increment(key: "k1", method: "counter.reset")
         }
-        #expect(throws: BusError.failedPrecondition("idempotency key 'k1' was already used for a different counter.add request; send a new key with a new request")) {
+        #expect(throws: BusError(.failedPrecondition, "idempotency key 'k1' was already used for a different counter.add request; send a new key with a new request", details: reused)) {
             _ = try increment(key: "k1", by: ["a": 1, "b": 3])
         }
         #expect(throws: BusError.invalidArgument("request header field 'idem' must be 1 to 128 characters")) {
