@@ -26,6 +26,9 @@ public struct BrokerConfiguration: ServiceConfiguration {
     public var maxMessageBytes: Int64 = 64 << 20
     /// Messages queued per peer before libzmq drops (events) or refuses (requests) more (`BUS_HWM`).
     public var highWaterMark: Int32 = 100_000
+    /// Longest subscription prefix, in bytes (`BROKER_MAX_SUBSCRIPTION_BYTES`, default 256); a
+    /// subscriber that sends a longer one is disconnected by libzmq.
+    public var maxSubscriptionBytes = 256
     /// Credit a READY may claim at most; larger claims are capped.
     public var maxCredit = 10_000
     /// The instance name in the broker's own `bus.rpc` events.
@@ -45,6 +48,7 @@ public struct BrokerConfiguration: ServiceConfiguration {
         maxQueuedPerService = try environment.int("BROKER_MAX_QUEUE", default: maxQueuedPerService, in: 1...Int(Int32.max))
         maxMessageBytes = Int64(try environment.int("BROKER_MAX_MESSAGE_BYTES", default: Int(maxMessageBytes), in: 1...Int(Int32.max)))
         highWaterMark = Int32(try environment.int("BUS_HWM", default: Int(highWaterMark), in: 1...Int(Int32.max)))
+        maxSubscriptionBytes = try environment.int("BROKER_MAX_SUBSCRIPTION_BYTES", default: maxSubscriptionBytes, in: 64...65_536)
     }
 
     public static let usage = """
@@ -60,6 +64,7 @@ public struct BrokerConfiguration: ServiceConfiguration {
           BROKER_MAX_QUEUE         requests waiting per service      (default 10000)
           BROKER_MAX_MESSAGE_BYTES largest frame accepted            (default 67108864)
           BUS_HWM                  messages queued per peer          (default 100000)
+          BROKER_MAX_SUBSCRIPTION_BYTES  longest subscription prefix (default 256)
           LOG_LEVEL, LOG_FORMAT    info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """

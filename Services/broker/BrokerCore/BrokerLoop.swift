@@ -32,6 +32,9 @@ final class BrokerLoop {
     static let readBatch = 256
     /// How often queued requests are checked for passed deadlines.
     static let queueSweepInterval: Duration = .milliseconds(10)
+    /// A subscription travels as one frame: the prefix after a one-byte subscribe flag (ZMTP
+    /// 3.0) or after the ten bytes that name a SUBSCRIBE command (ZMTP 3.1, libzmq 4.3).
+    static let subscriptionFrameOverhead = 10
 
     /// The endpoints actually bound (ports resolved), in connectable form.
     let boundEndpoints: Broker.Endpoints
@@ -63,9 +66,9 @@ final class BrokerLoop {
             let xpub = try ZMQSocket(context: context, type: .xpub)
             opened.append(xpub)
             try xpub.set(.sendHighWaterMark, configuration.highWaterMark)
-            // What comes in here is subscriptions: no subscriber may send more than the limit either.
-            try xpub.setMaxMessageSize(configuration.maxMessageBytes)
-            try xpub.set(.xpubVerboser, 1)
+            // What comes in here is subscriptions: a longer one disconnects its subscriber
+            // before libzmq adds it to its trie.
+            try xpub.setMaxMessageSize(Int64(configuration.maxSubscriptionBytes + Self.subscriptionFrameOverhead))
             try xpub.bind(configuration.subBind)
 
             self.router = router
@@ -202,11 +205,16 @@ final class BrokerLoop {
     }
 
     private func readSubscriptions() {
+        let frame = forwardFrame
         for _ in 0..<Self.readBatch {
-            guard let message = try? xpub.receive(dontWait: true) else { return }
-            guard let frame = message.first else { continue }
+            do {
+                guard try xpub.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
+            } catch {
+                logger.warning("subscription receive failed", metadata: ["error": "\(error)"])
+                return
+            }
             let wasEnabled = tracer.isEnabled
-            tracer.apply(subscriptionMessage: frame)
+            frame.withUnsafeBytes { tracer.apply(subscriptionMessage: $0) }
             if tracer.isEnabled != wasEnabled {
                 logger.info(tracer.isEnabled ? "bus.rpc tracing on (a subscriber listens)" : "bus.rpc tracing off")
             }
