@@ -112,4 +112,190 @@ struct BrokerHostileInputTests {
         await over.close()
         await world.stop()
     }
+
+    // MARK: Requests
+
+    @Test("a second request under an id the client has outstanding is INVALID_ARGUMENT; the first is served, credit and queue hold")
+    func duplicateRequestIDs() async throws {
+        let (broker, endpoints) = try await startBroker { $0.maxQueuedPerService = 2 }
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("dup", credit: 2)
+        try await waitForWorkers(endpoints, "dup", count: 1)
+        let client = try await RawPeer.connect(endpoints.rpc)
+        try await client.request("dup", "m", id: "same", deadlineMs: nowMs() + 10_000)
+        let first = try #require(await worker.nextRequest())
+        #expect(first.header.id == "same")
+        // Before, each repeat overwrote the first at the worker and took credit it did not have.
+        for _ in 0..<20 { try await client.request("dup", "m", id: "same", deadlineMs: nowMs() + 10_000) }
+        for _ in 0..<20 {
+            let refused = try #require(await client.reply())
+            #expect(refused.header.id == "same" && refused.header.code == .invalidArgument)
+            #expect(refused.header.message?.contains("in use") == true)
+        }
+        #expect(await worker.nextRequest(timeoutMs: 300) == nil, "no repeat reached the worker")
+
+        // The same while the first waits in the queue; another client may use the id.
+        try await client.request("dup", "m", id: "other", deadlineMs: nowMs() + 10_000)
+        #expect(await worker.nextRequest()?.header.id == "other")
+        try await client.request("dup", "m", id: "queued", deadlineMs: nowMs() + 10_000)
+        try await client.request("dup", "m", id: "queued", deadlineMs: nowMs() + 10_000)
+        let refusedQueued = try #require(await client.reply())
+        #expect(refusedQueued.header.id == "queued" && refusedQueued.header.code == .invalidArgument)
+        let neighbour = try await RawPeer.connect(endpoints.rpc)
+        try await neighbour.request("dup", "m", id: "same", deadlineMs: nowMs() + 10_000)
+
+        // The first is answered as if nothing happened, and its id is free again.
+        try await worker.answer(client: first.client, id: "same", payload: #"{"n":1}"#)
+        let answer = try #require(await client.reply())
+        #expect(answer.header == ReplyHeader(id: "same") && answer.payload == Data(#"{"n":1}"#.utf8))
+        #expect(await worker.nextRequest()?.header.id == "queued")
+        try await client.request("dup", "m", id: "same", deadlineMs: nowMs() + 10_000)
+        let services = try await brokerServices(endpoints)
+        #expect(services.first { $0.name == "dup" }.map { ($0.inFlight, $0.queued) } ?? (0, 0) == (2, 2))
+        for peer in [worker, client, neighbour] { await peer.close() }
+        await broker.stop()
+    }
+
+    @Test("the bytes waiting in the broker are bounded per client and in all: RESOURCE_EXHAUSTED naming the setting, others served")
+    func queuedBytes() async throws {
+        let (broker, endpoints) = try await startBroker {
+            $0.maxQueuedBytesPerClient = 100_000
+            $0.maxQueuedBytes = 150_000
+        }
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.ready("bytes", credit: 1)
+        try await waitForWorkers(endpoints, "bytes", count: 1)
+        let text = "\"" + String(repeating: "x", count: 40_000) + "\""
+        let greedy = try await RawPeer.connect(endpoints.rpc), second = try await RawPeer.connect(endpoints.rpc)
+        let third = try await RawPeer.connect(endpoints.rpc)
+        // g0 goes to the worker; g1 and g2 wait (80 kB of greedy's); g3 would make 120 kB.
+        for index in 0..<4 { try await greedy.request("bytes", "m", id: "g\(index)", deadlineMs: nowMs() + 10_000, payload: text) }
+        let perClient = try #require(await greedy.reply())
+        #expect(perClient.header.id == "g3" && perClient.header.code == .resourceExhausted)
+        #expect(perClient.header.details?["setting"] == .string("BROKER_MAX_CLIENT_QUEUED_BYTES"))
+        #expect(perClient.header.details?["limit"] == .int(100_000))
+        // s0 makes 120 kB in all; s1 would make 160 kB, over the broker's 150 kB, and so would t0.
+        try await second.request("bytes", "m", id: "s0", deadlineMs: nowMs() + 10_000, payload: text)
+        try await second.request("bytes", "m", id: "s1", deadlineMs: nowMs() + 10_000, payload: text)
+        try await third.request("bytes", "m", id: "t0", deadlineMs: nowMs() + 10_000, payload: text)
+        for (peer, id) in [(second, "s1"), (third, "t0")] {
+            let overall = try #require(await peer.reply())
+            #expect(overall.header.id == id && overall.header.code == .resourceExhausted)
+            #expect(overall.header.details?["setting"] == .string("BROKER_MAX_QUEUED_BYTES"))
+        }
+        // Everything admitted is served, in order, and the bytes are given back as it leaves.
+        for (peer, id) in [(greedy, "g0"), (greedy, "g1"), (greedy, "g2"), (second, "s0")] {
+            let request = try #require(await worker.nextRequest())
+            #expect(request.header.id == id)
+            try await worker.answer(client: request.client, id: id)
+            #expect(await peer.reply()?.header == ReplyHeader(id: id))
+        }
+        try await third.request("bytes", "m", id: "t1", deadlineMs: nowMs() + 10_000, payload: text)
+        #expect(await worker.nextRequest()?.header.id == "t1")
+        for peer in [worker, greedy, second, third] { await peer.close() }
+        await broker.stop()
+    }
+
+    @Test("a client that does not read its replies is cut off at the high-water mark; the worker and other clients go on")
+    func slowConsumer() async throws {
+        let (broker, endpoints) = try await startBroker { $0.highWaterMark = 50 }
+        let worker = try await RawPeer.connect(endpoints.rpc, timeoutMs: 100)
+        try await worker.ready("big", credit: 20)
+        try await waitForWorkers(endpoints, "big", count: 1)
+        // Every answer is 512 kB, so the few replies the socket buffers on both sides hold
+        // leave the rest waiting in the broker, until 50 (the high-water mark) wait there.
+        let served = Counts()
+        let answering = Task {
+            let payload = "\"" + String(repeating: "x", count: 512 << 10) + "\""
+            while !Task.isCancelled {
+                guard let request = await worker.nextRequest() else { continue }
+                served.add(String(request.header.id.prefix(1)))
+                try? await worker.answer(client: request.client, id: request.header.id, payload: payload)
+            }
+        }
+        func servedTo(_ prefix: String) -> Int { served[prefix] }
+        let hostile = try await RawPeer.connect(endpoints.rpc, options: [(.receiveHighWaterMark, 10)], timeoutMs: 500)
+        for index in 0..<400 { try await hostile.request("big", "m", id: "h\(index)", deadlineMs: nowMs() + 60_000) }
+        var last = -1
+        try await eventually("the worker stops getting the hostile client's requests") {
+            try await Task.sleep(for: .milliseconds(500))
+            defer { last = servedTo("h") }
+            return servedTo("h") == last
+        }
+        #expect(servedTo("h") < 400, "the rest of its queued requests were dropped when it was cut off")
+        for index in 400..<450 { try await hostile.request("big", "m", id: "h\(index)", deadlineMs: nowMs() + 60_000) }
+        try await Task.sleep(for: .seconds(1))
+        #expect(servedTo("h") == last, "what a cut-off client sends is dropped")
+
+        let honest = try await RawPeer.connect(endpoints.rpc)
+        for index in 0..<5 { try await honest.request("big", "m", id: "o\(index)", deadlineMs: nowMs() + 10_000) }
+        var answered = 0
+        while let reply = await honest.reply(), reply.header.code == .ok { answered += 1 }
+        #expect(answered == 5)
+
+        // What waited for the hostile client (libzmq cannot drop it) is there when it reads.
+        var unread = 0
+        while await hostile.reply() != nil { unread += 1 }
+        #expect(unread > 0 && unread < servedTo("h"), "read \(unread) of \(servedTo("h")) answered")
+        answering.cancel()
+        _ = await answering.value
+        for peer in [worker, hostile, honest] { await peer.close() }
+        await broker.stop()
+    }
+
+    @Test("deadlines at the ends of Int64, beyond it or negative, and absurd credits neither trap nor bypass the rules")
+    func extremeHeaderNumbers() async throws {
+        let (broker, endpoints) = try await startBroker { _ in }
+        for credit in ["99999999999999999999999", "-9223372036854775808", "0", "1e9", " 5"] {
+            let peer = try await RawPeer.connect(endpoints.rpc)
+            try await peer.send([Data(), Data(MDP.worker.utf8), MDP.Command.ready.frame, Data("credit".utf8), Data(credit.utf8)])
+            #expect(await peer.receiveSkippingHeartbeats(timeoutMs: 2000)?.last == MDP.Command.disconnect.frame, "credit '\(credit)'")
+            await peer.close()
+        }
+        let worker = try await RawPeer.connect(endpoints.rpc)
+        try await worker.send([Data(), Data(MDP.worker.utf8), MDP.Command.ready.frame, Data("far".utf8), Data("9223372036854775807".utf8)])
+        try await waitForWorkers(endpoints, "far", count: 1)
+        #expect(try await brokerServices(endpoints).first { $0.name == "far" }?.credit == BrokerConfiguration().maxCredit)
+
+        let client = try await RawPeer.connect(endpoints.rpc)
+        func send(_ id: String, deadline: String) async throws {
+            let header = Data(#"{"id":"\#(id)","deadline":\#(deadline)}"#.utf8)
+            try await client.send([Data(), Data(MDP.client.utf8), Data("far".utf8), Data("m".utf8), header, Data("{}".utf8)])
+        }
+        // Far in the future: routed (or, if the header reader bounds deadlines, refused).
+        try await send("max", deadline: "9223372036854775807")
+        if let request = await worker.nextRequest(timeoutMs: 1000) { try await worker.answer(client: request.client, id: request.header.id) }
+        #expect([.ok, .invalidArgument].contains(try #require(await client.reply()).header.code))
+        // In the past, however far: answered at once.
+        for (id, deadline) in [("min", "-9223372036854775808"), ("negative", "-1"), ("zero", "0")] {
+            try await send(id, deadline: deadline)
+            let reply = try #require(await client.reply())
+            #expect(reply.header.id == id && [.deadlineExceeded, .invalidArgument].contains(reply.header.code), "deadline \(deadline)")
+        }
+        // Not an Int64 at all.
+        for deadline in ["9223372036854775808", "1e300", "-1e300", "1.5"] {
+            try await send("huge", deadline: deadline)
+            #expect(try #require(await client.reply()).header.code == .invalidArgument, "deadline \(deadline)")
+        }
+        let services = try await brokerServices(endpoints)
+        #expect(services.first { $0.name == "far" }?.inFlight == 0)
+        await worker.close()
+        await client.close()
+        await broker.stop()
+    }
+}
+
+/// Counts by key, from any task.
+final class Counts: Sendable {
+    private let counts = Mutex<[String: Int]>([:])
+    func add(_ key: String) { counts.withLock { $0[key, default: 0] += 1 } }
+    subscript(key: String) -> Int { counts.withLock { $0[key] ?? 0 } }
+}
+
+/// What the broker's `mmi.services` says now.
+func brokerServices(_ endpoints: Broker.Endpoints) async throws -> [ServiceStatus] {
+    let bus = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("probe"))
+    let services = try await bus.call(BrokerProtocol.services, Empty())
+    await bus.shutdown()
+    return services
 }

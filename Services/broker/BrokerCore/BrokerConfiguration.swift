@@ -21,10 +21,18 @@ public struct BrokerConfiguration: ServiceConfiguration {
     public var heartbeatLiveness = MDP.defaultHeartbeatLiveness
     /// Requests a service may have waiting for a free worker (`BROKER_MAX_QUEUE`, default 10000).
     public var maxQueuedPerService = 10_000
+    /// Bytes of one client's requests that may wait in the broker for free workers
+    /// (`BROKER_MAX_CLIENT_QUEUED_BYTES`, default 256 MiB); a client with nothing waiting may
+    /// always queue one request.
+    public var maxQueuedBytesPerClient = 256 << 20
+    /// Bytes of all clients' requests that may wait in the broker (`BROKER_MAX_QUEUED_BYTES`,
+    /// default 1 GiB).
+    public var maxQueuedBytes = 1 << 30
     /// Largest frame a peer may send, in bytes (`BROKER_MAX_MESSAGE_BYTES`, default 64 MiB);
     /// a peer that sends more is disconnected by libzmq.
     public var maxMessageBytes: Int64 = 64 << 20
     /// Messages queued per peer before libzmq drops (events) or refuses (requests) more (`BUS_HWM`).
+    /// A client with this many replies unread is cut off as a slow consumer.
     public var highWaterMark: Int32 = 100_000
     /// Longest subscription prefix, in bytes (`BROKER_MAX_SUBSCRIPTION_BYTES`, default 256); a
     /// subscriber that sends a longer one is disconnected by libzmq.
@@ -48,6 +56,8 @@ public struct BrokerConfiguration: ServiceConfiguration {
         maxQueuedPerService = try environment.int("BROKER_MAX_QUEUE", default: maxQueuedPerService, in: 1...Int(Int32.max))
         maxMessageBytes = Int64(try environment.int("BROKER_MAX_MESSAGE_BYTES", default: Int(maxMessageBytes), in: 1...Int(Int32.max)))
         highWaterMark = Int32(try environment.int("BUS_HWM", default: Int(highWaterMark), in: 1...Int(Int32.max)))
+        maxQueuedBytesPerClient = try environment.int("BROKER_MAX_CLIENT_QUEUED_BYTES", default: maxQueuedBytesPerClient, in: 1...(1 << 40))
+        maxQueuedBytes = try environment.int("BROKER_MAX_QUEUED_BYTES", default: maxQueuedBytes, in: 1...(1 << 40))
         maxSubscriptionBytes = try environment.int("BROKER_MAX_SUBSCRIPTION_BYTES", default: maxSubscriptionBytes, in: 64...65_536)
     }
 
@@ -62,9 +72,11 @@ public struct BrokerConfiguration: ServiceConfiguration {
           BUS_HEARTBEAT_MS         worker heartbeat interval         (default 2500)
           BUS_HEARTBEAT_LIVENESS   heartbeats missed before removal  (default 3)
           BROKER_MAX_QUEUE         requests waiting per service      (default 10000)
+          BROKER_MAX_CLIENT_QUEUED_BYTES  bytes one client may have waiting  (default 268435456)
+          BROKER_MAX_QUEUED_BYTES  bytes all clients may have waiting (default 1073741824)
           BROKER_MAX_MESSAGE_BYTES largest frame accepted            (default 67108864)
-          BUS_HWM                  messages queued per peer          (default 100000)
           BROKER_MAX_SUBSCRIPTION_BYTES  longest subscription prefix (default 256)
+          BUS_HWM                  messages queued per peer; unread replies that cut a client off (default 100000)
           LOG_LEVEL, LOG_FORMAT    info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """

@@ -25,8 +25,17 @@ final class BrokerLoop {
     @exclusivity(unchecked) var services: [String: ServiceRecord] = [:]
     @exclusivity(unchecked) var workers: [Data: WorkerRecord] = [:]
     @exclusivity(unchecked) var tracer: RPCTracer
+    /// Clients with requests not answered yet.
+    @exclusivity(unchecked) var clients: [Data: ClientRecord] = [:]
+    /// Bytes of requests waiting in service queues, all clients together.
+    @exclusivity(unchecked) var queuedBytes = 0
+    @exclusivity(unchecked) var slowConsumers = SlowConsumers()
+    /// Clients cut off during the current pass of the loop, whose queued requests are dropped
+    /// after it (not while the code that found them is walking a queue).
+    private var clientsCutOff: [Data] = []
     private var nextHeartbeat: ContinuousClock.Instant
     var malformedReports = RateLimitedReport(interval: .seconds(1))
+    private var slowConsumerReports = RateLimitedReport(interval: .seconds(1))
     let startedAt = Date()
 
     static let readBatch = 256
@@ -125,6 +134,7 @@ final class BrokerLoop {
                 nextHeartbeat = afterPoll + configuration.heartbeatInterval
             }
             sweepQueueDeadlines()
+            dropQueuedRequestsOfCutOffClients()
         }
         shutdown()
     }
@@ -148,13 +158,18 @@ final class BrokerLoop {
     // MARK: Sending
 
     /// Sends a message through the ROUTER to `identity`: the identity frame, then what `body`
-    /// sends. Never blocks: a peer that is gone or not reading loses the message, which is
-    /// logged. Returns whether the message went out.
+    /// sends. Never blocks: a peer that is gone or not reading loses the message. Returns
+    /// whether the message went out.
+    ///
+    /// A peer is "not reading" when `highWaterMark` messages already wait for it (libzmq counts
+    /// messages, not bytes, and with ROUTER_MANDATORY refuses the next with EAGAIN). A worker
+    /// in that state is removed by the caller; a client is cut off as a slow consumer.
     @discardableResult
     func send(to identity: Data, _ body: () throws(ZMQError) -> Void) -> Bool {
+        if !slowConsumers.isEmpty && slowConsumers.contains(identity) { return false }
         do {
             guard try router.send(identity, more: true, dontWait: true) else {
-                logger.warning("peer is not reading; dropping a message to it", metadata: ["peer": "\(hex(identity))"])
+                if workers[identity] == nil { cutOff(identity) }
                 return false
             }
             try body()
@@ -176,6 +191,33 @@ final class BrokerLoop {
     }
 
     func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+
+    /// Cuts off a client that does not read its replies, as NATS does a slow consumer: for a
+    /// while (``SlowConsumers``) nothing more is sent to it and what it sends is dropped, and its
+    /// queued requests are dropped after this pass of the loop. libzmq cannot close one
+    /// connection of a ROUTER, so the replies already queued towards it stay until it reads
+    /// them or disconnects; what it has in flight at workers is answered there and dropped here.
+    private func cutOff(_ client: Data) {
+        guard slowConsumers.cutOff(client, now: clock.now) else { return }
+        clientsCutOff.append(client)
+        guard let count = slowConsumerReports.occurrence(now: clock.now) else { return }
+        logger.warning("cut off a client that does not read its replies (slow consumer)", metadata: [
+            "client": "\(hex(client))", "unreadReplies": "\(configuration.highWaterMark)", "clients": "\(count)",
+            "total": "\(slowConsumers.total)",
+        ])
+    }
+
+    private func dropQueuedRequestsOfCutOffClients() {
+        guard !clientsCutOff.isEmpty else { return }
+        let cut = Set(clientsCutOff)
+        clientsCutOff.removeAll()
+        for service in services.values where !service.queue.isEmpty {
+            for request in service.queue.removeAll(where: { cut.contains($0.record.client) }) {
+                unqueued(request)
+                finished(request.record)
+            }
+        }
+    }
 
     func publishTrace(_ trace: RPCTrace) {
         for (index, frame) in tracer.event(trace).enumerated() {
@@ -231,9 +273,10 @@ final class BrokerLoop {
             }
             let delivered = send(to: worker.identity, [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.heartbeat.frame])
             if !delivered && workers[worker.identity] != nil {
-                removeWorker(worker, reason: "its connection closed")
+                removeWorker(worker, reason: Self.unreachableWorker)
             }
         }
+        slowConsumers.forget(cutOffBefore: now - SlowConsumers.memory)
     }
 
     private func sweepQueueDeadlines() {
@@ -241,9 +284,9 @@ final class BrokerLoop {
         for service in services.values where !service.queue.isEmpty {
             let expired = service.queue.removeAll { ($0.record.deadlineMs ?? .max) <= nowMs }
             for request in expired {
-                replyError(request.record.client, service: service.name, id: request.record.id,
-                           .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"),
-                           trace: request.record.trace)
+                unqueued(request)
+                fail(request.record, service: service.name,
+                     .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"))
             }
         }
     }
