@@ -283,6 +283,50 @@ struct BrokerHostileInputTests {
         await client.close()
         await broker.stop()
     }
+
+    // MARK: Services
+
+    @Test("the record of a service whose workers left expires; a live service stays")
+    func serviceRecordsExpire() async throws {
+        let (broker, endpoints) = try await startBroker(heartbeatMs: 250) { $0.serviceExpiry = .milliseconds(500) }
+        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 250)
+        for index in 0..<50 {
+            let peer = try await RawPeer.connect(endpoints.rpc)
+            try await peer.ready("gone-\(index)")
+            try await peer.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
+            await peer.close()
+        }
+        try await eventually("the records of the services that left expire") {
+            try await brokerServices(endpoints).map(\.name) == ["echo"]
+        }
+        try await Task.sleep(for: .seconds(1))
+        #expect(try await brokerServices(endpoints).first?.workers == 1, "the live service is kept")
+        await world.stop()
+    }
+
+    @Test("READY for a new service beyond BROKER_MAX_SERVICES replaces one without workers, or is told DISCONNECT")
+    func serviceTableBounded() async throws {
+        let (broker, endpoints) = try await startBroker { $0.maxServices = 3 }
+        var live: [RawPeer] = []
+        for name in ["a", "b", "c"] {
+            let peer = try await RawPeer.connect(endpoints.rpc)
+            try await peer.ready(name)
+            try await waitForWorkers(endpoints, name, count: 1)
+            live.append(peer)
+        }
+        let late = try await RawPeer.connect(endpoints.rpc)
+        try await late.ready("d")
+        #expect(await late.receiveSkippingHeartbeats(timeoutMs: 2000)?.last == MDP.Command.disconnect.frame)
+        #expect(try await brokerServices(endpoints).map(\.name) == ["a", "b", "c"])
+        try await live[2].send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
+        try await waitForWorkers(endpoints, "c", count: 0)
+        let replacing = try await RawPeer.connect(endpoints.rpc)
+        try await replacing.ready("d")
+        try await waitForWorkers(endpoints, "d", count: 1)
+        #expect(try await brokerServices(endpoints).map(\.name) == ["a", "b", "d"])
+        for peer in live + [late, replacing] { await peer.close() }
+        await broker.stop()
+    }
 }
 
 /// Counts by key, from any task.

@@ -37,6 +37,12 @@ public struct BrokerConfiguration: ServiceConfiguration {
     /// Longest subscription prefix, in bytes (`BROKER_MAX_SUBSCRIPTION_BYTES`, default 256); a
     /// subscriber that sends a longer one is disconnected by libzmq.
     public var maxSubscriptionBytes = 256
+    /// Services the broker keeps records of (`BROKER_MAX_SERVICES`, default 1000). A READY for
+    /// a new service beyond it replaces the record of a service without workers, or is refused.
+    public var maxServices = 1000
+    /// How long the record of a service without workers is kept, for `mmi.services`
+    /// (`BROKER_SERVICE_EXPIRY_SECONDS`, default 300).
+    public var serviceExpiry: Duration = .seconds(300)
     /// Credit a READY may claim at most; larger claims are capped.
     public var maxCredit = 10_000
     /// The instance name in the broker's own `bus.rpc` events.
@@ -59,6 +65,8 @@ public struct BrokerConfiguration: ServiceConfiguration {
         maxQueuedBytesPerClient = try environment.int("BROKER_MAX_CLIENT_QUEUED_BYTES", default: maxQueuedBytesPerClient, in: 1...(1 << 40))
         maxQueuedBytes = try environment.int("BROKER_MAX_QUEUED_BYTES", default: maxQueuedBytes, in: 1...(1 << 40))
         maxSubscriptionBytes = try environment.int("BROKER_MAX_SUBSCRIPTION_BYTES", default: maxSubscriptionBytes, in: 64...65_536)
+        maxServices = try environment.int("BROKER_MAX_SERVICES", default: maxServices, in: 1...1_000_000)
+        serviceExpiry = .seconds(try environment.int("BROKER_SERVICE_EXPIRY_SECONDS", default: 300, in: 1...86_400 * 365))
     }
 
     public static let usage = """

@@ -270,11 +270,9 @@ extension BrokerLoop {
             }
             credit = min(claimed, configuration.maxCredit)
         }
-        let service = services[name] ?? {
-            let created = ServiceRecord(name: name)
-            services[name] = created
-            return created
-        }()
+        guard let service = services[name] ?? newService(name) else {
+            return disconnect(sender, reason: "READY for a new service '\(name)' while the broker keeps \(services.count) services, all with workers (BROKER_MAX_SERVICES)")
+        }
         let worker = WorkerRecord(identity: sender, service: service, credit: credit, expiresAt: clock.now + workerLiveness)
         workers[sender] = worker
         service.workers.append(worker)
@@ -282,6 +280,19 @@ extension BrokerLoop {
             "service": "\(name)", "worker": "\(worker.hexIdentity)", "credit": "\(credit)", "workers": "\(service.workers.count)",
         ])
         dispatch(service)
+    }
+
+    /// A record for a new service; at the limit it replaces the record of the service that has
+    /// been without workers longest, or, when every service has workers, there is none.
+    private func newService(_ name: String) -> ServiceRecord? {
+        if services.count >= configuration.maxServices {
+            let idle = services.values.lazy.compactMap { service in service.idleSince.map { (service, $0) } }
+            guard let (oldest, _) = idle.min(by: { $0.1 < $1.1 }) else { return nil }
+            services[oldest.name] = nil
+        }
+        let created = ServiceRecord(name: name)
+        services[name] = created
+        return created
     }
 
     private func handleReply(worker: WorkerRecord) {

@@ -276,7 +276,18 @@ final class BrokerLoop {
                 removeWorker(worker, reason: Self.unreachableWorker)
             }
         }
+        expireServices(now: now)
         slowConsumers.forget(cutOffBefore: now - SlowConsumers.memory)
+    }
+
+    /// Forgets services that have had no worker for `serviceExpiry` (their queue is empty:
+    /// the last worker leaving answered it), so that READY and DISCONNECT under ever new names
+    /// do not grow the table.
+    private func expireServices(now: ContinuousClock.Instant) {
+        let expired = services.values.filter { service in
+            service.idleSince.map { now - $0 >= configuration.serviceExpiry } ?? false
+        }
+        for service in expired where service.queue.isEmpty { services[service.name] = nil }
     }
 
     private func sweepQueueDeadlines() {

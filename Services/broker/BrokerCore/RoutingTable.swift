@@ -114,7 +114,11 @@ final class WorkerRecord {
 final class ServiceRecord {
     let name: String
     // Touched for every request, by the broker thread only (see BrokerLoop.services).
-    @exclusivity(unchecked) var workers: [WorkerRecord] = []
+    @exclusivity(unchecked) var workers: [WorkerRecord] = [] {
+        didSet { idleSince = workers.isEmpty ? ContinuousClock.now : nil }
+    }
+    /// Since when the service has had no worker; its record expires some time after.
+    @exclusivity(unchecked) private(set) var idleSince: ContinuousClock.Instant? = ContinuousClock.now
     @exclusivity(unchecked) var queue = FIFO<QueuedRequest>()
     @exclusivity(unchecked) var requests: UInt64 = 0
     @exclusivity(unchecked) private var rotation = 0
