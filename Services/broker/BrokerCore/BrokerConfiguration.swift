@@ -34,6 +34,10 @@ public struct BrokerConfiguration: ServiceConfiguration {
     /// Messages queued per peer before libzmq drops (events) or refuses (requests) more (`BUS_HWM`).
     /// A client with this many replies unread is cut off as a slow consumer.
     public var highWaterMark: Int32 = 100_000
+    /// Largest frame a publisher may send, in bytes (`BROKER_MAX_EVENT_BYTES`, default 4 MiB;
+    /// never more than `maxMessageBytes`); a publisher that sends more is disconnected by libzmq. With `highWaterMark` it bounds
+    /// what the broker holds for one slow subscriber, and what one event costs it per subscriber.
+    public var maxEventBytes: Int64 = 4 << 20
     /// Longest subscription prefix, in bytes (`BROKER_MAX_SUBSCRIPTION_BYTES`, default 256); a
     /// subscriber that sends a longer one is disconnected by libzmq.
     public var maxSubscriptionBytes = 256
@@ -64,6 +68,7 @@ public struct BrokerConfiguration: ServiceConfiguration {
         highWaterMark = Int32(try environment.int("BUS_HWM", default: Int(highWaterMark), in: 1...Int(Int32.max)))
         maxQueuedBytesPerClient = try environment.int("BROKER_MAX_CLIENT_QUEUED_BYTES", default: maxQueuedBytesPerClient, in: 1...(1 << 40))
         maxQueuedBytes = try environment.int("BROKER_MAX_QUEUED_BYTES", default: maxQueuedBytes, in: 1...(1 << 40))
+        maxEventBytes = Int64(try environment.int("BROKER_MAX_EVENT_BYTES", default: Int(maxEventBytes), in: 1024...Int(Int32.max)))
         maxSubscriptionBytes = try environment.int("BROKER_MAX_SUBSCRIPTION_BYTES", default: maxSubscriptionBytes, in: 64...65_536)
         maxServices = try environment.int("BROKER_MAX_SERVICES", default: maxServices, in: 1...1_000_000)
         serviceExpiry = .seconds(try environment.int("BROKER_SERVICE_EXPIRY_SECONDS", default: 300, in: 1...86_400 * 365))

@@ -67,7 +67,7 @@ final class BrokerLoop {
             let xsub = try ZMQSocket(context: context, type: .xsub)
             opened.append(xsub)
             try xsub.set(.receiveHighWaterMark, configuration.highWaterMark)
-            try xsub.setMaxMessageSize(configuration.maxMessageBytes)
+            try xsub.setMaxMessageSize(min(configuration.maxEventBytes, configuration.maxMessageBytes))
             try xsub.bind(configuration.pubBind)
             // Take every event from every publisher; the XPUB side filters per subscriber.
             try xsub.send(Data([1]), more: false)

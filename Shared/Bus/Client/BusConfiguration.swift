@@ -32,11 +32,19 @@ public struct BusConfiguration: Sendable {
     /// Events a subscription buffers in memory for a slow consumer before dropping (seen as a
     /// gap). `BUS_HWM` sets it too: both bound how far a consumer may fall behind.
     public var subscriptionBufferLimit = 100_000
+    /// Bytes of events a subscription buffers for a slow consumer before dropping
+    /// (`BUS_SUBSCRIPTION_BUFFER_BYTES`, default 64 MiB); an event always fits an empty buffer.
+    public var subscriptionBufferBytes = 64 << 20
     /// The largest frame the broker accepts (`BROKER_MAX_MESSAGE_BYTES`, default 64 MiB, the
     /// broker's own setting). The broker disconnects a peer that sends more, so a service that
     /// could send a bigger frame (`_backup`) refuses instead, with an error naming the limit.
     /// Set it the same for the broker and every service.
     public var maxMessageBytes: Int64 = 64 << 20
+    /// The largest event frame the broker accepts (`BROKER_MAX_EVENT_BYTES`, default 4 MiB, the
+    /// broker's own setting; never more than `maxMessageBytes`). The broker disconnects a
+    /// publisher that sends more, losing what else it had in flight, so a larger event is
+    /// refused before it is sent.
+    public var maxEventBytes: Int64 = 4 << 20
 
     public init(source: String, instance: String? = nil) {
         self.source = source
@@ -80,6 +88,8 @@ public struct BusConfiguration: Sendable {
             configuration.subscriptionBufferLimit = count
         }
         if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
+        if let bytes = try positive("BROKER_MAX_EVENT_BYTES") { configuration.maxEventBytes = Int64(bytes) }
+        if let bytes = try positive("BUS_SUBSCRIPTION_BUFFER_BYTES") { configuration.subscriptionBufferBytes = bytes }
         return configuration
     }
 }
