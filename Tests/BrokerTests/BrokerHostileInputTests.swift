@@ -312,6 +312,32 @@ struct BrokerHostileInputTests {
         await broker.stop()
     }
 
+    @Test("a deadline of Int64.max reaches a host whose handler calls on with it: no trap, the downstream call keeps its own timeout")
+    func farDeadlinePropagated() async throws {
+        let world = try await EchoWorld.start()
+        let relayBus = try Bus(configuration: busConfiguration(world.endpoints, source: "relay"), logger: testLogger("relay"))
+        let relay = ServiceHost(bus: relayBus, contract: Relay, credit: 4, logger: testLogger("relay"))
+        relay.handle(Relay.forward) { request, context in try await context.call(Echo.echo, request) }
+        let relayTask = Task { try await relay.run() }
+        try await world.waitForService("relay")
+        let client = try await RawPeer.connect(world.endpoints.rpc)
+        for deadline in ["9223372036854775807", "9007199254740993"] {
+            let header = Data(#"{"id":"far","deadline":\#(deadline)}"#.utf8)
+            try await client.send([Data(), Data(MDP.client.utf8), Data("relay".utf8), Data("forward".utf8), header, Data(#"{"text":"far"}"#.utf8)])
+            let reply = try #require(await client.reply())
+            // Served, or refused where the header is read; never a crash.
+            #expect(reply.header.code == .ok || reply.header.code == .invalidArgument, "deadline \(deadline): \(reply.header)")
+            if reply.header.code == .ok { #expect(try WireCoding.decode(EchoReply.self, from: reply.payload).text == "far") }
+        }
+        let reply = try await world.client.call(Relay.forward, EchoRequest(text: "still serving"))
+        #expect(reply.text == "still serving")
+        relayTask.cancel()
+        _ = try? await relayTask.value
+        await client.close()
+        await relayBus.shutdown()
+        await world.stop()
+    }
+
     // MARK: Services
 
     @Test("the record of a service whose workers left expires; a live service stays")
@@ -356,6 +382,14 @@ struct BrokerHostileInputTests {
         await broker.stop()
     }
 }
+
+/// A service that calls echo on behalf of its caller, with the caller's deadline.
+struct RelayContract: ServiceContract {
+    static let serviceName = "relay"
+    let forward = Method<EchoRequest, EchoReply>(Self.self, "forward", "Calls echo with the request's user and deadline.")
+}
+
+let Relay = RelayContract()
 
 /// Counts by key, from any task.
 final class Counts: Sendable {

@@ -95,9 +95,20 @@ public struct BusConfiguration: Sendable {
 }
 
 extension Duration {
-    /// The duration in whole milliseconds, rounded up.
+    /// The duration in whole milliseconds, rounded up; saturated at the ends of Int64.
     var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return milliseconds.addingSaturating((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+}
+
+extension Int64 {
+    /// `self + other`, or the nearest end of Int64 when that overflows.
+    func addingSaturating(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        guard overflow else { return sum }
+        return other < 0 ? .min : .max
     }
 }

@@ -18,8 +18,12 @@ struct OutgoingCall: Sendable {
     ///   when the payload or attachment is larger than the broker accepts.
     init(id: String, service: String, method: String, payload: [UInt8], options: CallOptions, configuration: BusConfiguration) throws(BusError) {
         let nowMs = Date().unixMilliseconds
-        var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
-        if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
+        var deadlineMs = nowMs.addingSaturating((options.timeout ?? configuration.defaultTimeout).wholeMilliseconds)
+        // An inherited deadline comes from a request header and may be any Int64 of
+        // milliseconds, beyond what converts back from a Date: compared as a Double.
+        if let deadline = options.deadline?.timeIntervalSince1970, deadline * 1000 < Double(deadlineMs) {
+            deadlineMs = Int64(max(deadline * 1000, -9.0e18).rounded(.down))
+        }
         guard deadlineMs > nowMs else {
             throw .deadlineExceeded("the deadline of \(service)/\(method) passed before the call was sent")
         }
