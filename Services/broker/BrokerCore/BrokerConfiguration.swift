@@ -79,18 +79,21 @@ public struct BrokerConfiguration: ServiceConfiguration {
 
         The StudyBus broker: 7/MDP request routing, the XSUB/XPUB event proxy, bus.rpc call traces.
         Configured by environment variables:
-          BUS_RPC_BIND             ROUTER for requests and workers   (default tcp://*:5555)
-          BUS_PUB_BIND             XSUB publishers connect to        (default tcp://*:5556)
-          BUS_SUB_BIND             XPUB subscribers connect to       (default tcp://*:5557)
-          BUS_HEARTBEAT_MS         worker heartbeat interval         (default 2500)
-          BUS_HEARTBEAT_LIVENESS   heartbeats missed before removal  (default 3)
-          BROKER_MAX_QUEUE         requests waiting per service      (default 10000)
-          BROKER_MAX_CLIENT_QUEUED_BYTES  bytes one client may have waiting  (default 268435456)
-          BROKER_MAX_QUEUED_BYTES  bytes all clients may have waiting (default 1073741824)
-          BROKER_MAX_MESSAGE_BYTES largest frame accepted            (default 67108864)
-          BROKER_MAX_SUBSCRIPTION_BYTES  longest subscription prefix (default 256)
-          BUS_HWM                  messages queued per peer; unread replies that cut a client off (default 100000)
-          LOG_LEVEL, LOG_FORMAT    info|debug|…, text|json
+          BUS_RPC_BIND                   ROUTER for requests and workers            (default tcp://*:5555)
+          BUS_PUB_BIND                   XSUB publishers connect to                 (default tcp://*:5556)
+          BUS_SUB_BIND                   XPUB subscribers connect to                (default tcp://*:5557)
+          BUS_HEARTBEAT_MS               worker heartbeat interval                  (default 2500)
+          BUS_HEARTBEAT_LIVENESS         heartbeats missed before removal           (default 3)
+          BUS_HWM                        messages queued per peer, unread replies   (default 100000)
+          BROKER_MAX_QUEUE               requests waiting per service               (default 10000)
+          BROKER_MAX_CLIENT_QUEUED_BYTES bytes of one client's requests waiting     (default 268435456)
+          BROKER_MAX_QUEUED_BYTES        bytes of all requests waiting              (default 1073741824)
+          BROKER_MAX_MESSAGE_BYTES       largest frame accepted                     (default 67108864)
+          BROKER_MAX_EVENT_BYTES         largest event frame accepted               (default 4194304)
+          BROKER_MAX_SUBSCRIPTION_BYTES  longest subscription prefix                (default 256)
+          BROKER_MAX_SERVICES            services kept                              (default 1000)
+          BROKER_SERVICE_EXPIRY_SECONDS  how long a service without workers is kept (default 300)
+          LOG_LEVEL, LOG_FORMAT          info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
 }
