@@ -8,7 +8,7 @@ import Wire
 
 @Suite("Events are bounded in bytes: what a publisher may send, what a subscription holds")
 struct EventLimitTests {
-    @Test("an event over BROKER_MAX_EVENT_BYTES is refused before it is stamped or sent; the stream goes on without a gap")
+    @Test("an event whose payload or header is over BROKER_MAX_EVENT_BYTES is refused before it takes a seq; the stream goes on without a gap")
     func oversizedEventRefused() async throws {
         let world = try await PubSubWorld.start()
         let events = try await world.collect(["large."])
@@ -24,6 +24,9 @@ struct EventLimitTests {
             return error?.code == .resourceExhausted && error?.details?["setting"] == .string("BROKER_MAX_EVENT_BYTES")
                 && error?.details?["bytes"] == .int(Int64(payload.count))
         }
+        // A header is as large as its user and meta make it.
+        let hugeUser = String(repeating: "u", count: 20_000)
+        #expect(throws: BusError.self) { try publisher.publish(topic: "large.event", payload: Data("{}".utf8), user: hugeUser) }
         let header = EventHeader(id: "d1", source: "durable", instance: "d-1", seq: 1, ts: Date().unixMilliseconds)
         #expect(throws: BusError.self) { try publisher.publish(topic: "large.event", header: header, payload: payload) }
         try publisher.publish(topic: "large.event", payload: Data(#"{"n":2}"#.utf8))

@@ -140,11 +140,14 @@ public final class Bus: Sendable {
 
     /// Publishes JSON bytes on a topic given by name, on this process's stream.
     /// - Throws: `INVALID_ARGUMENT` for a topic not of the protocol's form (``checkTopic(_:)``),
-    ///   `RESOURCE_EXHAUSTED` for a payload larger than the broker accepts.
+    ///   `RESOURCE_EXHAUSTED` for a payload (or a header, with `user` and `meta`) larger than the
+    ///   broker accepts.
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
         try Self.checkTopic(topic)
         try checkEventSize(topic, bytes: payload.count)
-        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds)
+        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds) {
+            (bytes: Int) throws(BusError) in try checkEventSize(topic, bytes: bytes)
+        }
         if mustSend { try sendPublished() }
     }
 
