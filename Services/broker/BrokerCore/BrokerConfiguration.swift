@@ -35,8 +35,9 @@ public struct BrokerConfiguration: ServiceConfiguration {
     /// A client with this many replies unread is cut off as a slow consumer.
     public var highWaterMark: Int32 = 100_000
     /// Largest frame a publisher may send, in bytes (`BROKER_MAX_EVENT_BYTES`, default 4 MiB;
-    /// never more than `maxMessageBytes`); a publisher that sends more is disconnected by libzmq. With `highWaterMark` it bounds
-    /// what the broker holds for one slow subscriber, and what one event costs it per subscriber.
+    /// never more than `maxMessageBytes`); a publisher that sends more is disconnected by
+    /// libzmq. With `highWaterMark` it bounds what the broker holds for one slow subscriber,
+    /// and what one event costs it per subscriber.
     public var maxEventBytes: Int64 = 4 << 20
     /// Longest subscription prefix, in bytes (`BROKER_MAX_SUBSCRIPTION_BYTES`, default 256); a
     /// subscriber that sends a longer one is disconnected by libzmq.
