@@ -9,7 +9,7 @@ import ZMQ
 
 /// A broker on ephemeral loopback ports with `configure` applied to its configuration, and a
 /// heartbeat slow enough that raw workers, which do not beat, stay registered.
-func startBroker(heartbeatMs: Int = BrokerRoutingTests.silentWorkerHeartbeatMs, _ configure: (inout BrokerConfiguration) -> Void) async throws -> (Broker, Broker.Endpoints) {
+func startConfiguredBroker(heartbeatMs: Int = BrokerRoutingTests.silentWorkerHeartbeatMs, _ configure: (inout BrokerConfiguration) -> Void) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
     configuration.rpcBind = "tcp://127.0.0.1:*"
     configuration.pubBind = "tcp://127.0.0.1:*"
@@ -67,7 +67,7 @@ final class RoundTripWatch: Sendable {
 struct BrokerHostileInputTests {
     @Test("30,000 subscriptions from one socket, then its close, keep every concurrent call under a second")
     func subscriptionFlood() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000) { _ in }
+        let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 1000) { _ in }
         let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
         let watch = RoundTripWatch(world.client)
         // No high-water mark: libzmq drops subscriptions a SUB cannot queue, and all must go.
@@ -92,7 +92,7 @@ struct BrokerHostileInputTests {
 
     @Test("a subscription longer than BROKER_MAX_SUBSCRIPTION_BYTES disconnects its subscriber; one at the limit is served")
     func subscriptionLength() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000) { $0.maxSubscriptionBytes = 64 }
+        let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 1000) { $0.maxSubscriptionBytes = 64 }
         let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
         let topic = "echo." + String(repeating: "a", count: 300)
         let atLimit = try await RawPeer.connect(endpoints.sub, type: .sub, timeoutMs: 50)
@@ -115,7 +115,7 @@ struct BrokerHostileInputTests {
 
     @Test("an event frame over BROKER_MAX_EVENT_BYTES disconnects its publisher and reaches no subscriber; other events flow")
     func oversizedEventFrame() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 1000) { $0.maxEventBytes = 10_000 }
+        let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 1000) { $0.maxEventBytes = 10_000 }
         let subscriber = try await RawPeer.connect(endpoints.sub, type: .sub, timeoutMs: 100)
         try await subscriber.subscribe(["raw."])
         let rawPublisher = try await RawPeer.connect(endpoints.pub, type: .pub)
@@ -145,7 +145,7 @@ struct BrokerHostileInputTests {
 
     @Test("a second request under an id the client has outstanding is INVALID_ARGUMENT; the first is served, credit and queue hold")
     func duplicateRequestIDs() async throws {
-        let (broker, endpoints) = try await startBroker { $0.maxQueuedPerService = 2 }
+        let (broker, endpoints) = try await startConfiguredBroker { $0.maxQueuedPerService = 2 }
         let worker = try await RawPeer.connect(endpoints.rpc)
         try await worker.ready("dup", credit: 2)
         try await waitForWorkers(endpoints, "dup", count: 1)
@@ -186,7 +186,7 @@ struct BrokerHostileInputTests {
 
     @Test("the bytes waiting in the broker are bounded per client and in all: RESOURCE_EXHAUSTED naming the setting, others served")
     func queuedBytes() async throws {
-        let (broker, endpoints) = try await startBroker {
+        let (broker, endpoints) = try await startConfiguredBroker {
             $0.maxQueuedBytesPerClient = 100_000
             $0.maxQueuedBytes = 150_000
         }
@@ -226,7 +226,7 @@ struct BrokerHostileInputTests {
 
     @Test("a client that does not read its replies is cut off at the high-water mark; the worker and other clients go on")
     func slowConsumer() async throws {
-        let (broker, endpoints) = try await startBroker { $0.highWaterMark = 50 }
+        let (broker, endpoints) = try await startConfiguredBroker { $0.highWaterMark = 50 }
         let worker = try await RawPeer.connect(endpoints.rpc, timeoutMs: 100)
         try await worker.ready("big", credit: 20)
         try await waitForWorkers(endpoints, "big", count: 1)
@@ -273,7 +273,7 @@ struct BrokerHostileInputTests {
 
     @Test("deadlines at the ends of Int64, beyond it or negative, and absurd credits neither trap nor bypass the rules")
     func extremeHeaderNumbers() async throws {
-        let (broker, endpoints) = try await startBroker { _ in }
+        let (broker, endpoints) = try await startConfiguredBroker { _ in }
         for credit in ["99999999999999999999999", "-9223372036854775808", "0", "1e9", " 5"] {
             let peer = try await RawPeer.connect(endpoints.rpc)
             try await peer.send([Data(), Data(MDP.worker.utf8), MDP.Command.ready.frame, Data("credit".utf8), Data(credit.utf8)])
@@ -342,7 +342,7 @@ struct BrokerHostileInputTests {
 
     @Test("the record of a service whose workers left expires; a live service stays")
     func serviceRecordsExpire() async throws {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: 250) { $0.serviceExpiry = .milliseconds(500) }
+        let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 250) { $0.serviceExpiry = .milliseconds(500) }
         let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 250)
         for index in 0..<50 {
             let peer = try await RawPeer.connect(endpoints.rpc)
@@ -360,7 +360,7 @@ struct BrokerHostileInputTests {
 
     @Test("READY for a new service beyond BROKER_MAX_SERVICES replaces one without workers, or is told DISCONNECT")
     func serviceTableBounded() async throws {
-        let (broker, endpoints) = try await startBroker { $0.maxServices = 3 }
+        let (broker, endpoints) = try await startConfiguredBroker { $0.maxServices = 3 }
         var live: [RawPeer] = []
         for name in ["a", "b", "c"] {
             let peer = try await RawPeer.connect(endpoints.rpc)
