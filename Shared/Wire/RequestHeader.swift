@@ -60,6 +60,15 @@ public struct RequestHeader: Sendable, Equatable {
         try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
     }
 
+    /// The `id` of a header that ``decode(bytes:)`` refused for another member, so the refusal
+    /// can still reach its caller under that id; nil when there is none to read (not JSON, no
+    /// string `id`, or a header over 64 KiB, which no honest client sends).
+    public static func idOfRefused(bytes data: UnsafeRawBufferPointer) -> String? {
+        guard data.count <= 64 * 1024, let header = try? JSONValue.parse(Data(data)),
+              let id = header["id"]?.stringValue, (1...maximumIDLength).contains(id.utf8.count) else { return nil }
+        return id
+    }
+
     /// Parses and validates a request header from bytes a message part holds.
     public static func decode(bytes data: UnsafeRawBufferPointer) throws(BusError) -> RequestHeader {
         let missingID = BusError.invalidArgument("request header field 'id' is missing or not a string")

@@ -69,7 +69,7 @@ extension BrokerLoop {
         do {
             header = try RequestHeader.decode(bytes: message.bytes(5))
         } catch {
-            replyError(client, service: service, id: "", error, trace: nil)
+            replyError(client, service: service, id: RequestHeader.idOfRefused(bytes: message.bytes(5)) ?? "", error, trace: nil)
             return
         }
         let request = RequestRecord(
@@ -376,7 +376,7 @@ extension BrokerLoop {
             do {
                 requestHeader = try RequestHeader.decode(bytes: message.bytes(5))
             } catch {
-                replyError(client, service: service, id: "", error, trace: nil)
+                replyError(client, service: service, id: RequestHeader.idOfRefused(bytes: message.bytes(5)) ?? "", error, trace: nil)
                 return
             }
         }

@@ -207,7 +207,7 @@ public final class ServiceHost: Service, Sendable {
         do {
             header = try RequestHeader.decode(bytes: request.header)
         } catch {
-            return .answered(.failure("", error))
+            return .answered(.failure(RequestHeader.idOfRefused(bytes: request.header) ?? "", error))
         }
         do {
             try header.checkUser()
