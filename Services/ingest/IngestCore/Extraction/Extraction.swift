@@ -47,7 +47,7 @@ enum Extraction {
         case .ics: document = try await offThePool(cancelling: budget) { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
         case .docx:
             let file = URL(filePath: try scratchFile(data, named: "document.docx", in: context))
-            document = try await offThePool(cancelling: budget) { () throws(BusError) in try DOCXExtractor.extract(file, fileName: fileName, budget: budget) }
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
         case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)

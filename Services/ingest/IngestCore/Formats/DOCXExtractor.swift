@@ -23,20 +23,22 @@ enum DOCXExtractor {
     /// beyond 10,000,000 bytes (after parsing them all), so larger parts are refused unread.
     static let maximumXMLBytes = 10_000_000
 
-    /// Reads the Word file at `file` (a scratch copy: ZIPFoundation's in-memory archive traps on
-    /// a damaged central directory that seeks past the end, its file-backed one reads short).
-    static func extract(_ file: URL, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
+    /// Reads the Word file `data`, whose scratch copy is at `file`. ZIPFoundation reads the
+    /// archive's directory from the file (its in-memory archive traps on a directory that seeks
+    /// past the end); each part is inflated from `data` by ``inflate(_:of:in:fileName:consume:)``.
+    static func extract(_ data: Data, file: URL, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
         let archive: Archive
         do {
             archive = try Archive(url: file, accessMode: .read)
         } catch {
             throw damaged(fileName, "the zip archive is damaged or truncated")
         }
-        guard let documentXML = try part("word/document.xml", of: archive, fileName: fileName, budget: budget) else {
+        let bytes = [UInt8](data)
+        guard let documentXML = try part("word/document.xml", of: archive, bytes: bytes, fileName: fileName, budget: budget) else {
             throw .invalidArgument("'\(fileName)' is a zip archive but not a Word document (it has no word/document.xml)")
         }
-        let styles = try part("word/styles.xml", of: archive, fileName: fileName, budget: budget).map { data in StyleNames.parse(data, budget: budget) } ?? [:]
-        let core = try part("docProps/core.xml", of: archive, fileName: fileName, budget: budget).flatMap { data in CoreTitle.parse(data, budget: budget) }
+        let styles = try part("word/styles.xml", of: archive, bytes: bytes, fileName: fileName, budget: budget).map { data in StyleNames.parse(data, budget: budget) } ?? [:]
+        let core = try part("docProps/core.xml", of: archive, bytes: bytes, fileName: fileName, budget: budget).flatMap { data in CoreTitle.parse(data, budget: budget) }
 
         let reader = DocumentReader(styles: styles, budget: budget)
         let parser = XMLParser(data: documentXML)
@@ -66,13 +68,13 @@ enum DOCXExtractor {
 
     /// Why unpacking stopped.
     private enum Refusal: Error {
-        case tooLarge, ratio, parserLimit, cancelled
+        case tooLarge, ratio, parserLimit, cancelled, truncated
     }
 
     /// The bytes of the zip entry at `path`, if there is one, taken from `budget`.
     /// - Throws: `INVALID_ARGUMENT` for a damaged entry, one over the compression ratio, more
     ///   than the budget allows, or XML with a DTD; `CANCELLED`.
-    private static func part(_ path: String, of archive: Archive, fileName: String, budget: ExtractionBudget) throws(BusError) -> Data? {
+    private static func part(_ path: String, of archive: Archive, bytes: [UInt8], fileName: String, budget: ExtractionBudget) throws(BusError) -> Data? {
         guard let entry = archive[path] else { return nil }
         let tooLarge = BusError.invalidArgument(
             "'\(fileName)' unpacks to more XML than a Word document of its size may (\(budget.expansionAllowance / 1024) KiB: INGEST_MAX_COMPRESSION_RATIO times its size, at most INGEST_MAX_INFLATED_MB); split the document")
@@ -89,7 +91,7 @@ enum DOCXExtractor {
         guard declared <= maximumXMLBytes else { throw parserLimit }
         var content = Data()
         do {
-            _ = try archive.extract(entry, skipCRC32: false) { chunk in
+            try inflate(entry, path: path, in: bytes) { chunk in
                 if budget.isCancelled { throw Refusal.cancelled }
                 guard content.count + chunk.count <= maximum else { throw Refusal.ratio }
                 guard content.count + chunk.count <= maximumXMLBytes else { throw Refusal.parserLimit }
@@ -104,6 +106,8 @@ enum DOCXExtractor {
             throw parserLimit
         } catch Refusal.cancelled {
             throw .cancelled("the job was cancelled")
+        } catch Refusal.truncated {
+            throw damaged(fileName, "the part \(path) ends before its compressed data does")
         } catch {
             throw damaged(fileName, "the part \(path) is damaged")
         }
@@ -111,6 +115,51 @@ enum DOCXExtractor {
             throw damaged(fileName, "its part \(path) \(problem)")
         }
         return content
+    }
+}
+
+extension DOCXExtractor {
+    /// Inflates `entry` (at `path`) from the archive's bytes, checking its CRC-32. ZIPFoundation's
+    /// own extraction reads past the entry's data and, at the end of the file, loops forever on a
+    /// deflate stream that never ends; here the input is the entry's compressed bytes only, and
+    /// running out of them is an error.
+    fileprivate static func inflate(_ entry: Entry, path: String, in bytes: [UInt8], consume: (Data) throws -> Void) throws {
+        guard let start = localDataOffset(of: path, in: bytes), let size = Int(exactly: entry.compressedSize),
+              size <= bytes.count - start else { throw Refusal.truncated }
+        let input = bytes[start..<(start + size)]
+        guard entry.isCompressed else {
+            try consume(Data(input))
+            guard Data(input).crc32(checksum: 0) == entry.checksum else { throw Refusal.truncated }
+            return
+        }
+        var offset = input.startIndex
+        let checksum = try Data.decompress(
+            size: Int64(size), bufferSize: 64 * 1024, skipCRC32: false,
+            provider: { _, chunkSize in
+                guard offset < input.endIndex else { throw Refusal.truncated }
+                let end = min(offset + chunkSize, input.endIndex)
+                defer { offset = end }
+                return Data(input[offset..<end])
+            }, consumer: consume)
+        guard checksum == entry.checksum else { throw Refusal.truncated }
+    }
+
+    /// Where the data of the local file header named `path` starts: the header's 30 bytes, the
+    /// name and the extra field after the first `PK\u{3}\u{4}` header with that name.
+    private static func localDataOffset(of path: String, in bytes: [UInt8]) -> Int? {
+        let name = Array(path.utf8)
+        var index = 0
+        while index + 30 + name.count <= bytes.count {
+            if bytes[index] == 0x50, bytes[index + 1] == 0x4B, bytes[index + 2] == 0x03, bytes[index + 3] == 0x04 {
+                let nameLength = Int(bytes[index + 26]) | Int(bytes[index + 27]) << 8
+                let extraLength = Int(bytes[index + 28]) | Int(bytes[index + 29]) << 8
+                if nameLength == name.count, bytes[(index + 30)..<(index + 30 + nameLength)].elementsEqual(name) {
+                    return index + 30 + nameLength + extraLength
+                }
+            }
+            index += 1
+        }
+        return nil
     }
 }
 
