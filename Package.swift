@@ -154,6 +154,8 @@ let package = Package(
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for search's FTS5 snippet function.
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -179,10 +181,12 @@ let package = Package(
         // MARK: ingest
         // ingest: stateless workers that turn uploaded files into text, chunks, summaries and
         // cards (any number of instances); a library with the logic and a thin main.
+        // Starts tools with resource limits (fork, setrlimit, execve: posix_spawn cannot).
+        .target(name: "CToolSpawn", path: "Services/ingest/CToolSpawn"),
         .target(
             name: "IngestCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
+                "Bus", "CToolSpawn", "Threads", "Wire", "Contracts", "ServiceKit",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -296,6 +300,22 @@ if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
             path: "Benchmarks/IngestBench"
         ),
     ]
+}
+
+// libFuzzer harnesses (Fuzz/), built only with STUDYBUS_FUZZ=1 by scripts/fuzz, which passes
+// `--sanitize=fuzzer`: libFuzzer brings its own `main`, so each is a library-style executable.
+if ProcessInfo.processInfo.environment["STUDYBUS_FUZZ"] != nil {
+    let fuzzers: [(name: String, dependencies: [Target.Dependency])] = [
+        ("PayloadFuzz", ["Wire"]),
+        ("HeaderFuzz", ["Wire"]),
+        ("BrokerFuzz", ["BrokerCore", "Bus", "Wire", "ZMQ", .product(name: "Logging", package: "swift-log")]),
+        ("IngestFuzz", ["IngestCore", "Contracts", "Wire"]),
+    ]
+    package.targets += fuzzers.map { fuzzer in
+        .executableTarget(
+            name: fuzzer.name, dependencies: fuzzer.dependencies, path: "Fuzz/\(fuzzer.name)",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])])
+    }
 }
 
 // One place for the compiler settings of every Swift target: Swift 6 language mode (complete

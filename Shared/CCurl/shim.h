@@ -35,6 +35,11 @@ static inline CURLcode studybus_easy_setopt_header_callback(CURL *handle,
     return curl_easy_setopt(handle, CURLOPT_HEADERFUNCTION, callback);
 }
 
+static inline CURLcode studybus_easy_setopt_opensocket_callback(CURL *handle,
+    curl_socket_t (*callback)(void *, curlsocktype, struct curl_sockaddr *)) {
+    return curl_easy_setopt(handle, CURLOPT_OPENSOCKETFUNCTION, callback);
+}
+
 static inline CURLcode studybus_easy_getinfo_long(CURL *handle, CURLINFO info, long *value) {
     return curl_easy_getinfo(handle, info, value);
 }

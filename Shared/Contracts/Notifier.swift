@@ -209,7 +209,8 @@ public struct Delivery: Codable, Sendable, Equatable {
     public var attempts: Int
     /// The HTTP status of the last attempt.
     public var lastStatus: Int?
-    /// Why the last attempt failed.
+    /// Why the last attempt failed: the status or a classified reason (`HTTP 500`, `timed out`,
+    /// `destination not allowed: private address`), never the endpoint's answer.
     public var lastError: String?
     public var nextAttemptAt: Date?
     public var sentAt: Date?

@@ -18,16 +18,17 @@ public enum SearchKind: String, WireEnum {
 /// notes. `query` is words and `"quoted phrases"`; every one must match (a word also matches its
 /// stem: `learning` finds `learned`); a trailing `*` on a word makes it a prefix.
 public struct SearchRequest: Codable, Sendable, Equatable {
-    /// 1…500 characters with at least one word.
+    /// 1…500 characters with at least one word, at most 32 words and phrases.
     public var query: String
-    /// Default: all kinds.
+    /// Default: all kinds; at most 3 entries.
     public var kinds: [SearchKind]?
     public var subjectId: String?
     public var materialId: String?
     /// 1…100, default 20.
     public var limit: Int?
     public var cursor: String?
-    /// Markers around matched words in snippets; default `<mark>` and `</mark>`.
+    /// Markers around matched words in snippets, at most 32 bytes of UTF-8 each; default
+    /// `<mark>` and `</mark>`.
     public var highlightOpen: String?
     public var highlightClose: String?
     public init(
@@ -52,9 +53,11 @@ public struct SearchHit: Codable, Sendable, Equatable {
     public var id: String
     /// Relevance: bm25 negated, so higher is better; hits come in descending order.
     public var score: Double
-    /// The best matching fragment with matches between the highlight markers.
+    /// The best matching fragment with matches between the highlight markers: at most 300
+    /// characters of text and 16 matches.
     public var snippet: String
-    /// The card's front, the question of a note, the material's title for a chunk.
+    /// The card's front, the question of a note, the material's title for a chunk; cut at 200
+    /// characters.
     public var title: String?
     public var materialId: String?
     public var subjectId: String?
@@ -80,7 +83,7 @@ public struct SearchHit: Codable, Sendable, Equatable {
     }
 }
 
-/// `search` response, best first.
+/// `search` response, best first: at most `limit` × 10 KiB + 1 KiB of JSON.
 public struct SearchResponse: Codable, Sendable, Equatable {
     public var hits: [SearchHit]
     public var nextCursor: String?

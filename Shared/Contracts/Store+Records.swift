@@ -466,4 +466,24 @@ public enum StoreLimits {
     public static let changesPerPush = 500
     /// Exports larger than this go in the reply's attachment frame instead of `content`.
     public static let inlineExportBytes = 64 * 1024
+    /// Chunk offsets, in characters into their document: 0…10^12.
+    public static let maximumOffset = 1_000_000_000_000
+    /// Media times in seconds (a chunk's start and end, a document's duration): 0…10^9.
+    public static let maximumMediaSeconds: Double = 1_000_000_000
+    /// `materials.stuck`'s `olderThanSeconds`: 1…315,360,000 (ten years).
+    public static let maximumStuckAgeSeconds: Double = 315_360_000
+    /// Page cursors are opaque and at most this many characters.
+    public static let cursorLength = 4096
+    /// `search`: the query's characters and its words and phrases.
+    public static let searchQueryLength = 500
+    public static let searchTerms = 32
+    /// `search`: each highlight marker, in bytes of UTF-8.
+    public static let highlightMarkerBytes = 32
+    /// `search`: a snippet's characters (markers not counted) and highlighted matches; a hit's
+    /// title is cut at ``titleLength``.
+    public static let snippetLength = 300
+    public static let snippetHighlights = 16
+    /// `search`: the most bytes one hit takes in the reply (with the longest markers and
+    /// fields, every character escaped); a reply is at most `limit` of these and 1 KiB.
+    public static let searchHitBytes = 10 * 1024
 }

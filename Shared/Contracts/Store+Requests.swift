@@ -196,7 +196,7 @@ public struct MaterialOriginal: Codable, Sendable, Equatable {
 /// `olderThanSeconds` ago (a worker was lost). With a `user` header only that user's; without
 /// one, every user's (the ingest sweep); only ids and owners are returned.
 public struct StuckMaterialsRequest: Codable, Sendable, Equatable {
-    /// At least 1; default 600.
+    /// 1…315,360,000 (ten years); default 600.
     public var olderThanSeconds: Double?
     /// 1…1000, default 100.
     public var limit: Int?
@@ -311,9 +311,12 @@ public struct ChunkInput: Codable, Sendable, Equatable {
     public var ordinal: Int
     public var text: String
     public var pageNumber: Int?
+    /// 0…10^9 seconds.
     public var startSeconds: Double?
+    /// 0…10^9 seconds, not before `startSeconds`.
     public var endSeconds: Double?
-    /// Default: right after the previous chunk (by ordinal) / the text's length.
+    /// 0…10^12, the end not before the start. Default: right after the previous chunk (by
+    /// ordinal) / the text's length.
     public var startOffset: Int?
     public var endOffset: Int?
     /// The title of the section the text is in (a Markdown or HTML heading), if any.

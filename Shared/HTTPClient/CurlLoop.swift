@@ -1,6 +1,11 @@
 import CCurl
 import Foundation
 import Logging
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One exchange on the client's thread: its easy handle and what has arrived so far.
 final class Transfer {
@@ -14,11 +19,19 @@ final class Transfer {
     var httpVersion = "1.1"
     var body = Data()
     var headDelivered = false
+    /// The request's ``HTTPRequest/maximumBodyBytes`` (buffered exchanges only).
+    let bodyLimit: Int?
+    var bodyTruncated = false
+    let destinations: DestinationPolicy?
+    /// The class of the last address the policy refused.
+    var refused: AddressClass?
 
-    init(id: Int, easy: UnsafeMutableRawPointer, sink: TransferSink) {
+    init(id: Int, easy: UnsafeMutableRawPointer, sink: TransferSink, bodyLimit: Int? = nil, destinations: DestinationPolicy? = nil) {
         self.id = id
         self.easy = easy
         self.sink = sink
+        self.bodyLimit = bodyLimit
+        self.destinations = destinations
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
@@ -43,13 +56,53 @@ final class Transfer {
         }
     }
 
-    func bodyChunk(_ bytes: UnsafeRawBufferPointer) {
+    /// Takes a body chunk; false stops the exchange (the body limit is reached).
+    func bodyChunk(_ bytes: UnsafeRawBufferPointer) -> Bool {
         switch sink {
         case .buffered:
+            if let bodyLimit, body.count + bytes.count > bodyLimit {
+                body.append(contentsOf: bytes.prefix(max(0, bodyLimit - body.count)))
+                bodyTruncated = true
+                return false
+            }
             body.append(contentsOf: bytes)
         case .streaming(let continuation):
             deliverHead()
             continuation.yield(.body(Data(bytes)))
+        }
+        return true
+    }
+
+    /// Opens the socket for one connection attempt to `address`, unless the policy refuses the
+    /// address (libcurl then tries the host's next address, or fails with COULDNT_CONNECT).
+    func openSocket(purpose: curlsocktype, address: UnsafeMutablePointer<curl_sockaddr>) -> curl_socket_t {
+        if let destinations {
+            guard purpose == CURLSOCKTYPE_IPCXN, let target = Self.ipAddress(address) else {
+                refused = .reserved
+                return CURL_SOCKET_BAD
+            }
+            if let refusal = destinations.refusal(for: target) {
+                refused = refusal
+                return CURL_SOCKET_BAD
+            }
+        }
+        let socketType = address.pointee.socktype | Int32(SOCK_CLOEXEC.rawValue)
+        return socket(address.pointee.family, socketType, address.pointee.protocol)
+    }
+
+    /// The address libcurl is about to connect to. `addr` is the start of a buffer large enough
+    /// for the family's address (libcurl's own struct holds a sockaddr_storage there), whose
+    /// length is `addrlen`.
+    static func ipAddress(_ address: UnsafeMutablePointer<curl_sockaddr>) -> IPAddress? {
+        let length = Int(address.pointee.addrlen)
+        let start = UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \.addr)!
+        switch address.pointee.family {
+        case AF_INET where length >= MemoryLayout<sockaddr_in>.size:
+            return .v4(UInt32(bigEndian: start.loadUnaligned(as: sockaddr_in.self).sin_addr.s_addr))
+        case AF_INET6 where length >= MemoryLayout<sockaddr_in6>.size:
+            return IPAddress(start.loadUnaligned(as: sockaddr_in6.self).sin6_addr)
+        default:
+            return nil
         }
     }
 
@@ -61,10 +114,14 @@ final class Transfer {
 
     /// Ends the exchange with libcurl's result.
     func complete(_ code: CURLcode) {
-        if code == CURLE_OK {
+        if code == CURLE_OK || (code == CURLE_WRITE_ERROR && bodyTruncated) {
             succeed()
+        } else if let refused, code == CURLE_COULDNT_CONNECT {
+            fail(.destinationNotAllowed(refused))
         } else {
-            fail(Self.error(for: code, detail: String(cString: errorBuffer)))
+            var osError = 0
+            studybus_easy_getinfo_long(easy, CURLINFO_OS_ERRNO, &osError)
+            fail(Self.error(for: code, osError: Int32(truncatingIfNeeded: osError), detail: String(cString: errorBuffer)))
         }
     }
 
@@ -74,7 +131,8 @@ final class Transfer {
         if status > 0 { self.status = status }
         switch sink {
         case .buffered(let continuation):
-            continuation.resume(returning: HTTPResponse(status: self.status, headers: headers, body: body, httpVersion: httpVersion))
+            continuation.resume(returning: HTTPResponse(
+                status: self.status, headers: headers, body: body, httpVersion: httpVersion, bodyTruncated: bodyTruncated))
         case .streaming(let continuation):
             deliverHead()
             continuation.finish()
@@ -88,11 +146,13 @@ final class Transfer {
         }
     }
 
-    static func error(for code: CURLcode, detail: String) -> HTTPClientError {
+    static func error(for code: CURLcode, osError: Int32, detail: String) -> HTTPClientError {
         let message = detail.isEmpty ? String(cString: curl_easy_strerror(code)) : detail
         switch code {
         case CURLE_OPERATION_TIMEDOUT: return .timedOut
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .couldNotConnect(message)
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .couldNotResolve(message)
+        case CURLE_COULDNT_CONNECT where osError == ECONNREFUSED: return .connectionRefused(message)
+        case CURLE_COULDNT_CONNECT: return .couldNotConnect(message)
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CACERT_BADFILE:
             return .tls(message)
         case CURLE_ABORTED_BY_CALLBACK: return .cancelled
@@ -104,8 +164,14 @@ final class Transfer {
 private let writeCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
     guard let context else { return 0 }
     let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
-    transfer.bodyChunk(UnsafeRawBufferPointer(start: data, count: size * count))
-    return size * count
+    // Fewer bytes than given makes libcurl stop the exchange (CURLE_WRITE_ERROR).
+    return transfer.bodyChunk(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+}
+
+private let openSocketCallback: @convention(c) (UnsafeMutableRawPointer?, curlsocktype, UnsafeMutablePointer<curl_sockaddr>?) -> curl_socket_t = {
+    context, purpose, address in
+    guard let context, let address else { return CURL_SOCKET_BAD }
+    return Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue().openSocket(purpose: purpose, address: address)
 }
 
 private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { data, size, count, context in
@@ -120,6 +186,7 @@ private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, I
 struct CurlLoop {
     let multi: UnsafeMutableRawPointer
     let logger: Logger
+    let destinations: DestinationPolicy?
 
     func run(takeCommands: () -> (starts: [(Int, HTTPRequest, TransferSink)], cancels: [Int], keepRunning: Bool)) {
         var transfers: [Int: Transfer] = [:]
@@ -166,9 +233,20 @@ struct CurlLoop {
             Transfer(id: id, easy: UnsafeMutableRawPointer(bitPattern: 1)!, sink: sink).fail(.transport("curl_easy_init failed"))
             return nil
         }
-        let transfer = Transfer(id: id, easy: easy, sink: sink)
+        let transfer = Transfer(id: id, easy: easy, sink: sink, bodyLimit: request.maximumBodyBytes, destinations: destinations)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         studybus_easy_setopt_string(easy, CURLOPT_URL, request.url)
+        studybus_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https")
+        // A redirect is an answer, not a request to make: following it would send the body to a
+        // place the caller did not choose (libcurl's default, stated here because it matters).
+        studybus_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0)
+        if destinations != nil {
+            studybus_easy_setopt_opensocket_callback(easy, openSocketCallback)
+            studybus_easy_setopt_pointer(easy, CURLOPT_OPENSOCKETDATA, context)
+            // A proxy (http_proxy and friends in the environment) would connect on our behalf,
+            // past the check; "" turns proxies off whatever the environment says.
+            studybus_easy_setopt_string(easy, CURLOPT_PROXY, "")
+        }
         studybus_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         studybus_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Int(max(1, request.timeout.milliseconds)))
         studybus_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, request.connectTimeout.milliseconds)))
@@ -177,7 +255,11 @@ struct CurlLoop {
         studybus_easy_setopt_pointer(easy, CURLOPT_WRITEDATA, context)
         studybus_easy_setopt_header_callback(easy, headerCallback)
         studybus_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
-        studybus_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        if request.decompress {
+            studybus_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        } else {
+            studybus_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        }
         let version: Int = switch request.version {
         case .http1: Int(CURL_HTTP_VERSION_1_1)
         case .http2WhenOffered: Int(CURL_HTTP_VERSION_2TLS)
@@ -207,8 +289,12 @@ struct CurlLoop {
 }
 
 extension Duration {
+    /// Whole milliseconds, saturating at Int64's range.
     var milliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        let (whole, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        let (total, overflowAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000_000_000)
+        return overflowAgain ? .max : total
     }
 }

@@ -35,15 +35,16 @@ public final class HTTPClient: Sendable {
     private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
     private let logger: Logger
 
-    /// Starts the client's thread.
-    public init(logger: Logger) throws(HTTPClientError) {
+    /// Starts the client's thread. With `destinationPolicy`, every connection the client opens
+    /// is checked against it (``DestinationPolicy``); without, any address is reached.
+    public init(logger: Logger, destinationPolicy: DestinationPolicy? = nil) throws(HTTPClientError) {
         CurlGlobal.initialize()
         guard let handle = curl_multi_init() else { throw .transport("curl_multi_init failed") }
         studybus_multi_setopt_long(handle, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         multi = MultiHandle(handle)
         self.logger = logger
         startThread(named: "studybus-http") { [self] in
-            CurlLoop(multi: multi.handle, logger: logger).run(takeCommands: takeCommands)
+            CurlLoop(multi: multi.handle, logger: logger, destinations: destinationPolicy).run(takeCommands: takeCommands)
             curl_multi_cleanup(multi.handle)
             let waiters = finished.withLock { waiters -> [CheckedContinuation<Void, Never>] in
                 defer { waiters = nil }

@@ -25,11 +25,18 @@ public struct HTTPRequest: Sendable {
     public var version: Version
     /// A PEM file of certificate authorities to trust instead of the system's (tests, private CAs).
     public var caFile: String?
+    /// For ``HTTPClient/send(_:)``: read at most this many bytes of the body; the rest is not
+    /// read (the connection is closed) and the response says ``HTTPResponse/bodyTruncated``.
+    /// Nil: the whole body. A streaming caller stops by ending its iteration.
+    public var maximumBodyBytes: Int?
+    /// Ask for a compressed body (`Accept-Encoding`) and decompress it. Off, no `Accept-Encoding`
+    /// is sent and a body arrives as the server sent it, so a small answer cannot inflate.
+    public var decompress: Bool
 
     public init(
         method: String = "GET", url: String, headers: [(name: String, value: String)] = [], body: Data? = nil,
         timeout: Duration = .seconds(30), connectTimeout: Duration = .seconds(10), version: Version = .http2WhenOffered,
-        caFile: String? = nil
+        caFile: String? = nil, maximumBodyBytes: Int? = nil, decompress: Bool = true
     ) {
         self.method = method
         self.url = url
@@ -39,6 +46,8 @@ public struct HTTPRequest: Sendable {
         self.connectTimeout = connectTimeout
         self.version = version
         self.caFile = caFile
+        self.maximumBodyBytes = maximumBodyBytes
+        self.decompress = decompress
     }
 }
 
@@ -50,12 +59,15 @@ public struct HTTPResponse: Sendable {
     public var body: Data
     /// `"1.1"` or `"2"`.
     public var httpVersion: String
+    /// The body was longer than the request's ``HTTPRequest/maximumBodyBytes``: `body` is its start.
+    public var bodyTruncated: Bool
 
-    public init(status: Int, headers: [String: String], body: Data, httpVersion: String) {
+    public init(status: Int, headers: [String: String], body: Data, httpVersion: String, bodyTruncated: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
         self.httpVersion = httpVersion
+        self.bodyTruncated = bodyTruncated
     }
 
     /// The header field `name` (case-insensitive).
@@ -72,8 +84,15 @@ public enum HTTPStreamEvent: Sendable {
 public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The request's timeout passed.
     case timedOut
-    /// The host could not be resolved or connected to.
+    /// The host name did not resolve.
+    case couldNotResolve(String)
+    /// The destination refused the connection (nothing listens on the port).
+    case connectionRefused(String)
+    /// No connection could be made (host or network unreachable, reset).
     case couldNotConnect(String)
+    /// The client's ``DestinationPolicy`` refused an address the host resolved to, and no other
+    /// address was connected to: nothing was sent. The class is that of the last one refused.
+    case destinationNotAllowed(AddressClass)
     /// TLS failed (certificate, handshake).
     case tls(String)
     /// Any other transport failure, with libcurl's explanation.
@@ -84,10 +103,29 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
     public var description: String {
         switch self {
         case .timedOut: "the HTTP request timed out"
+        case .couldNotResolve(let detail): "could not resolve the host: \(detail)"
+        case .connectionRefused(let detail): "connection refused: \(detail)"
         case .couldNotConnect(let detail): "could not connect: \(detail)"
+        case .destinationNotAllowed(let kind): "destination not allowed: \(kind)"
         case .tls(let detail): "TLS failed: \(detail)"
         case .transport(let detail): "HTTP transport failed: \(detail)"
         case .cancelled: "the HTTP request was cancelled"
+        }
+    }
+
+    /// The failure's class without libcurl's details (addresses, ports, timings), for showing to
+    /// whoever aimed the request: `timed out`, `connection refused`, `destination not allowed:
+    /// private address`, …
+    public var reason: String {
+        switch self {
+        case .timedOut: "timed out"
+        case .couldNotResolve: "could not resolve host"
+        case .connectionRefused: "connection refused"
+        case .couldNotConnect: "could not connect"
+        case .destinationNotAllowed(let kind): "destination not allowed: \(kind)"
+        case .tls: "TLS failed"
+        case .transport: "transport error"
+        case .cancelled: "cancelled"
         }
     }
 
@@ -96,7 +134,8 @@ public enum HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible
         switch self {
         case .timedOut: .deadlineExceeded(description)
         case .cancelled: .cancelled(description)
-        case .couldNotConnect, .tls, .transport: .unavailable(description)
+        case .destinationNotAllowed: .permissionDenied(description)
+        case .couldNotResolve, .connectionRefused, .couldNotConnect, .tls, .transport: .unavailable(description)
         }
     }
 }

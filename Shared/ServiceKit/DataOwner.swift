@@ -23,9 +23,12 @@ public final class DataOwner: Sendable {
         public var url: URL
         /// Every migration, the outbox's and the consumer's included when used.
         public var migrator: DatabaseMigrator
+        /// `full` by default: a data owner publishes events from its commits, and an event (or a
+        /// reply) must never stand for a transaction a power loss can take back
+        /// (docs/wire-protocol.md, "Events").
         public var durability: ServiceDatabase.Durability
 
-        public init(url: URL, migrator: DatabaseMigrator, durability: ServiceDatabase.Durability = .normal) {
+        public init(url: URL, migrator: DatabaseMigrator, durability: ServiceDatabase.Durability = .full) {
             self.url = url
             self.migrator = migrator
             self.durability = durability
@@ -69,7 +72,7 @@ public final class DataOwner: Sendable {
         self.database = database
         host = ServiceHost(bus: bus, contract: contract, credit: credit, logger: context.logger)
         if let outbox { host.serveReplay(from: outbox) }
-        host.serveBackup(of: database)
+        host.serveBackup(of: database, policy: context.backup)
         logger = context.logger
     }
 

@@ -4,6 +4,7 @@ import GRDB
 import Logging
 import ServiceLifecycle
 import Storage
+import Synchronization
 import Wire
 
 /// Consumes other services' durable event streams so that every event is applied exactly once,
@@ -32,6 +33,12 @@ public final class DurableConsumer: Service, Sendable {
     private let afterCommit: (@Sendable () -> Void)?
     private let logger: Logger
     private let catchUpInterval: Duration
+    /// The live subscription, once ``run()`` made it.
+    private let subscription = Mutex<EventSubscription?>(nil)
+
+    /// How many live events were dropped as invalid (a header out of the protocol's ranges, a
+    /// malformed one); 0 before ``run()``. Each is logged too, the 1st, 2nd, 4th … with the count.
+    public var invalidEventsDropped: Int { subscription.withLock { $0?.invalidEventsDropped ?? 0 } }
 
     /// Adds the cursor and dead-letter tables; register with the service's other migrations.
     public static func registerMigrations(_ migrator: inout DatabaseMigrator) {
@@ -85,6 +92,7 @@ public final class DurableConsumer: Service, Sendable {
     /// Subscribes, catches up with every source, then applies events as they come.
     public func run() async throws {
         let subscription = try bus.subscribe(routes.topics)
+        self.subscription.withLock { $0 = subscription }
         let (inputs, feed) = AsyncStream<Input>.makeStream()
         await withGracefulShutdownHandler {
             await withTaskGroup(of: Void.self) { group in

@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import Storage
 import Wire
 
 /// Typed reads of configuration from environment variables, with errors that name the variable.
@@ -65,6 +66,12 @@ public struct Environment: Sendable {
             throw .invalidArgument("environment variable LOG_FORMAT must be text or json, got '\(text)'")
         }
         return format
+    }
+
+    /// `BACKUP_MIN_FREE_BYTES`: the free disk a `_backup` copy must leave (default 256 MiB);
+    /// read by every process, used by those that own data.
+    public func backupPolicy() throws(BusError) -> BackupPolicy {
+        BackupPolicy(minimumFreeBytes: Int64(try int("BACKUP_MIN_FREE_BYTES", default: 268_435_456, in: 0...Int(Int64.max))))
     }
 
     /// `DATA_DIR` (default `./.data/<service>`), created if missing.

@@ -12,9 +12,10 @@ extension ServiceHost {
         handle(Reserved.eventsReplay(service)) { request, _ in try await outbox.replay(request) }
     }
 
-    /// Answers `_backup` with an online copy of `database` (``ServiceDatabase/snapshot(service:limit:)``),
-    /// so an operator can back up a running service (`busctl backup SERVICE FILE`).
-    public func serveBackup(of database: ServiceDatabase) {
+    /// Answers `_backup` with an online copy of `database` (``ServiceDatabase/snapshot(service:limit:policy:)``),
+    /// so an operator can back up a running service (`busctl backup SERVICE FILE`): one copy at
+    /// a time, and only while the disk keeps `policy`'s margin free.
+    public func serveBackup(of database: ServiceDatabase, policy: BackupPolicy = BackupPolicy()) {
         let service = self.service
         database.removeLeftoverCopies()
         handle(Reserved.backup(service), withAttachment: { _, context in
@@ -22,7 +23,7 @@ extension ServiceHost {
             context.logger.info("backup requested")
             // The copy, the read and the hash block for as long as the file is large: keep them
             // off the cooperative pool, which every other request needs.
-            let (info, data) = try await offThePool(qos: .utility) { () throws(BusError) in try database.snapshot(service: service, limit: limit) }
+            let (info, data) = try await offThePool(qos: .utility) { () throws(BusError) in try database.snapshot(service: service, limit: limit, policy: policy) }
             context.logger.info("backup sent", metadata: ["bytes": "\(info.bytes)", "migrations": "\(info.migrations.count)"])
             return (info, data)
         })

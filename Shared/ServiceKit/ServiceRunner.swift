@@ -38,7 +38,7 @@ public enum ServiceRunner {
             _ = try environment.logFormat()
             let context = ServiceContext(
                 configuration: try Service.Configuration(environment: environment), logger: logger,
-                busConfiguration: try .fromEnvironment(service: name, environment.values))
+                busConfiguration: try .fromEnvironment(service: name, environment.values), backup: try environment.backupPolicy())
             switch context.busConfiguration.security {
             case .off: logger.warning("\(BusSecurity.offWarning)")
             case .curve(let keys): logger.info("bus security on (CurveZMQ)", metadata: ["curvePublic": "\(keys.keyPair.publicKey)", "broker": "\(keys.brokerKey)"])

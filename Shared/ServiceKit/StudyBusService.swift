@@ -1,6 +1,7 @@
 import Bus
 import Logging
 import ServiceLifecycle
+import Storage
 import Wire
 
 /// A StudyBus process: every service (and the broker) conforms, so each is built and run the
@@ -62,11 +63,14 @@ public struct ServiceContext<Configuration: ServiceConfiguration>: Sendable {
     public var logger: Logger
     /// The broker's endpoints and this process's bus settings.
     public var busConfiguration: BusConfiguration
+    /// How `_backup` copies are made, for a service that owns data (`BACKUP_MIN_FREE_BYTES`).
+    public var backup: BackupPolicy
 
-    public init(configuration: Configuration, logger: Logger, busConfiguration: BusConfiguration) {
+    public init(configuration: Configuration, logger: Logger, busConfiguration: BusConfiguration, backup: BackupPolicy = BackupPolicy()) {
         self.configuration = configuration
         self.logger = logger
         self.busConfiguration = busConfiguration
+        self.backup = backup
     }
 
     /// The service's name on the bus.

@@ -20,6 +20,8 @@ public final class ServiceDatabase: Sendable {
     public let url: URL
     private let durability: Durability
     private let checkpointer = Mutex<BackgroundCheckpointer?>(nil)
+    /// Whether a `_backup` copy is being made (one at a time: ``reserveBackupSlot(service:)``).
+    let backupInProgress = Atomic<Bool>(false)
 
     private init(pool: DatabasePool, url: URL, durability: Durability) {
         self.pool = pool

@@ -20,7 +20,7 @@ public enum BusRole: String, WireEnum {
 /// Who a bus key belongs to: a role and, for a service or user, its name.
 ///
 /// The broker knows it from the key that authenticated the connection and stamps it on each
-/// request as the header's `caller` (docs/wire-protocol.md, Addition 2). On the wire:
+/// request as the header's `caller` (docs/wire-protocol.md, Addition 10). On the wire:
 /// `{"role":"service","name":"store"}`, `{"role":"operator"}`.
 public struct BusIdentity: Sendable, Hashable, CustomStringConvertible {
     public let role: BusRole

@@ -75,6 +75,8 @@ public struct EventHeader: Sendable, Equatable {
     }
 
     /// Parses an event header; unknown keys are ignored.
+    /// - Throws: `INVALID_ARGUMENT` naming the field that is missing, of the wrong type, or out
+    ///   of range (`seq` in ``WireLimits/seq``, `ts` in ``WireLimits/unixMilliseconds``).
     public static func decode(_ data: Data) throws(BusError) -> EventHeader {
         try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
     }
@@ -92,9 +94,9 @@ public struct EventHeader: Sendable, Equatable {
             } else if key.is("instance") {
                 instance = try reader.value().stringValue
             } else if key.is("seq") {
-                seq = try reader.value().intValue
+                seq = try reader.integer("seq", in: WireLimits.seq)
             } else if key.is("ts") {
-                ts = try reader.value().intValue
+                ts = try reader.integer("ts", in: WireLimits.unixMilliseconds)
             } else if key.is("user") {
                 user = try reader.string("user")
             } else if key.is("meta") {
@@ -126,12 +128,20 @@ extension EventHeader: Codable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        func integer(_ key: CodingKeys, in range: ClosedRange<Int64>) throws -> Int64 {
+            let value = try container.decode(Int64.self, forKey: key)
+            guard range.contains(value) else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "must be from \(range.lowerBound) to \(range.upperBound), got \(value)")
+            }
+            return value
+        }
         self.init(
             id: try container.decode(String.self, forKey: .id),
             source: try container.decode(String.self, forKey: .source),
             instance: try container.decode(String.self, forKey: .instance),
-            seq: try container.decode(Int64.self, forKey: .seq),
-            ts: try container.decode(Int64.self, forKey: .ts),
+            seq: try integer(.seq, in: WireLimits.seq),
+            ts: try integer(.ts, in: WireLimits.unixMilliseconds),
             user: try container.decodeIfPresent(String.self, forKey: .user),
             meta: try container.decodeIfPresent([String: String].self, forKey: .meta) ?? [:]
         )

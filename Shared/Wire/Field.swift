@@ -97,12 +97,13 @@ public enum Field {
         return value
     }
 
-    /// A number of seconds: finite, 0 or more, and at most `maximum`.
+    /// A number of seconds: finite, 0 or more, and at most `maximum` — by default the span the
+    /// wire's dates can express (``WireLimits/maximumSeconds``, about 10,000 years), so that
+    /// adding it to a date or converting it to milliseconds cannot overflow.
     @discardableResult
-    public static func seconds(_ value: Double, _ name: @autoclosure () -> String, maximum: Double = .greatestFiniteMagnitude) throws(BusError) -> Double {
+    public static func seconds(_ value: Double, _ name: @autoclosure () -> String, maximum: Double = WireLimits.maximumSeconds) throws(BusError) -> Double {
         guard value.isFinite, value >= 0, value <= maximum else {
-            let limit = maximum == .greatestFiniteMagnitude ? "" : " and at most \(maximum)"
-            throw invalid(name(), "must be a number of seconds, 0 or more\(limit)")
+            throw invalid(name(), "must be a number of seconds, 0 or more and at most \(maximum)")
         }
         return value
     }

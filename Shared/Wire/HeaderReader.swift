@@ -45,6 +45,18 @@ struct HeaderReader {
         return value.intValue
     }
 
+    /// An integer member within `range`; `null` reads as nil. A value outside it is reported
+    /// (and reads as nil) as a member of the wrong type is.
+    mutating func integer(_ key: String, in range: ClosedRange<Int64>) throws(BusError) -> Int64? {
+        guard let value = try integer(key) else { return nil }
+        guard range.contains(value) else {
+            report(.invalidArgument("\(what) field '\(key)' must be an integer from \(range.lowerBound) to \(range.upperBound), got \(value)",
+                                    details: .object(["field": .string(key)])))
+            return nil
+        }
+        return value
+    }
+
     /// The `meta` member: an object of strings; `null` reads as empty.
     mutating func meta() throws(BusError) -> [String: String] {
         let value = try value()

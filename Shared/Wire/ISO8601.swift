@@ -16,8 +16,10 @@ public enum ISO8601 {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends the form of ``format(unixMilliseconds:)`` to `bytes`, digit by digit.
+    /// Appends the form of ``format(unixMilliseconds:)`` to `bytes`, digit by digit. An instant
+    /// outside years 0001–9999, which the form cannot write, is written as the nearest one in them.
     static func write(unixMilliseconds: Int64, into bytes: inout [UInt8]) {
+        let unixMilliseconds = WireLimits.clampedUnixMilliseconds(unixMilliseconds)
         func digits(_ value: Int, _ width: Int) {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
@@ -37,12 +39,7 @@ public enum ISO8601 {
         let days = Int(totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400)
         let secondOfDay = Int(totalSeconds - Int64(days) * 86_400)
         let (year, month, day) = civil(fromDays: days)
-        if year < 0 {
-            bytes.append(UInt8(ascii: "-"))
-            digits(-year, 4)
-        } else {
-            digits(year, 4)
-        }
+        digits(year, 4)
         bytes.append(UInt8(ascii: "-"))
         digits(month, 2)
         bytes.append(UInt8(ascii: "-"))
@@ -58,7 +55,8 @@ public enum ISO8601 {
         bytes.append(UInt8(ascii: "Z"))
     }
 
-    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when it is not one.
+    /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`; `nil` when it is not one, or when it
+    /// names an instant outside years 0001–9999 in UTC (which the form cannot write back).
     public static func parse(_ text: String) -> Date? {
         var text = text
         return text.withUTF8 { parse(utf8: UnsafeRawBufferPointer($0)) }
@@ -120,7 +118,9 @@ public enum ISO8601 {
         guard index == bytes.count else { return nil }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds
-        return Date(timeIntervalSince1970: (Double(seconds) * 1000 + fraction) / 1000)
+        let milliseconds = Double(seconds) * 1000 + fraction
+        guard milliseconds >= Double(WireLimits.earliestUnixMilliseconds), milliseconds < Double(WireLimits.latestUnixMilliseconds + 1) else { return nil }
+        return Date(timeIntervalSince1970: milliseconds / 1000)
     }
 
     // Howard Hinnant's days-from-civil algorithms (proleptic Gregorian calendar).
@@ -149,7 +149,8 @@ public enum ISO8601 {
 extension Date {
     /// Unix time in milliseconds, rounded to the nearest: `Date` keeps its time from 2001, so
     /// the instant of a whole millisecond reads back a hair below it (1 ms early if floored).
-    public var unixMilliseconds: Int64 { Int64((timeIntervalSince1970 * 1000).rounded()) }
+    /// Saturates at the bounds of `Int64` (a date made from outside numbers may lie beyond them).
+    public var unixMilliseconds: Int64 { Int64(saturating: (timeIntervalSince1970 * 1000).rounded()) }
 
     /// The date at a Unix time in milliseconds.
     public init(unixMilliseconds: Int64) {

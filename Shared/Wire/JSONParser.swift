@@ -272,6 +272,8 @@ struct JSONParser {
         let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<offset]), as: UTF8.self)
         if isInteger, let value = Int64(text) { return .int(value) }
         guard let value = Double(text) else { throw JSONParseError(offset: start, reason: "invalid number") }
+        // 1e999 reads as infinity, which JSON cannot write back; Foundation refuses it too.
+        guard value.isFinite else { throw JSONParseError(offset: start, reason: "number out of range") }
         return .double(value)
     }
 

@@ -10,12 +10,13 @@ import Foundation
 /// a super decoder — and every error, even one a type catches itself, make
 /// ``decode(_:from:)`` return nil, and `WireCoding.decode` asks Foundation, whose answer
 /// (value or error, with its coding path) is the one callers get.
-enum PayloadDecoder {
+package enum PayloadDecoder {
     /// The decoder could not decide; Foundation's will.
     struct Undecided: Error {}
 
-    /// The value, or nil when Foundation's decoder must decide.
-    static func decode<Value: Decodable>(_ type: Value.Type, from bytes: UnsafeRawBufferPointer) -> Value? {
+    /// The value, or nil when Foundation's decoder must decide. Package access for the
+    /// differential fuzzer, which holds it to Foundation's answer.
+    package static func decode<Value: Decodable>(_ type: Value.Type, from bytes: UnsafeRawBufferPointer) -> Value? {
         // The whole document must be valid JSON, members no type reads too. An object's
         // members are checked as they are found; anything else is checked first.
         var parser = JSONParser(bytes: bytes)

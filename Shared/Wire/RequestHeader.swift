@@ -12,7 +12,7 @@ public struct RequestHeader: Sendable, Equatable {
     public var meta: [String: String]
     /// Idempotency key: a repeated call with the same key and user must not apply twice.
     public var idem: String?
-    /// Who called, as the broker knows it from the caller's key (wire protocol, Addition 2).
+    /// Who called, as the broker knows it from the caller's key (wire protocol, Addition 10).
     /// The broker appends it as the header's last member, and a header's last member of a name
     /// is the one read, so whatever a client wrote there is overridden.
     public var caller: BusIdentity?
@@ -62,10 +62,21 @@ public struct RequestHeader: Sendable, Equatable {
     }
 
     /// Parses and validates a request header; unknown keys are ignored. A key that appears more
-    /// than once takes its last value (the broker's `caller` overrides a client's).
-    /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong.
+    /// than once takes its last value (the broker's `caller` overrides a client's). The `user` is
+    /// not checked here: ``checkUser()`` does that, where the user is acted on.
+    /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong (`deadline` outside
+    ///   ``WireLimits/deadline`` included).
     public static func decode(_ data: Data) throws(BusError) -> RequestHeader {
         try withBytes(of: data) { bytes throws(BusError) in try decode(bytes: bytes) }
+    }
+
+    /// The `id` of a header that ``decode(bytes:)`` refused for another member, so the refusal
+    /// can still reach its caller under that id; nil when there is none to read (not JSON, no
+    /// string `id`, or a header over 64 KiB, which no honest client sends).
+    public static func idOfRefused(bytes data: UnsafeRawBufferPointer) -> String? {
+        guard data.count <= 64 * 1024, let header = try? JSONValue.parse(Data(data)),
+              let id = header["id"]?.stringValue, (1...maximumIDLength).contains(id.utf8.count) else { return nil }
+        return id
     }
 
     /// Parses and validates a request header from bytes a message part holds.
@@ -83,7 +94,7 @@ public struct RequestHeader: Sendable, Equatable {
                     reader.report(missingID)
                 }
             } else if key.is("deadline") {
-                header.deadline = try reader.integer("deadline")
+                header.deadline = try reader.integer("deadline", in: WireLimits.deadline)
             } else if key.is("user") {
                 header.user = try reader.string("user")
             } else if key.is("meta") {
@@ -102,5 +113,40 @@ public struct RequestHeader: Sendable, Equatable {
             throw .invalidArgument("request header field 'id' must be 1 to \(maximumIDLength) characters")
         }
         return header
+    }
+}
+
+extension RequestHeader {
+    /// The longest `user` (docs/wire-protocol.md, addition 2).
+    public static let maximumUserBytes = 128
+
+    /// Checks this header's `user`, if it has one: see ``checkUser(_:)``.
+    public func checkUser() throws(BusError) {
+        if let user { try Self.checkUser(user) }
+    }
+
+    /// Checks that `user` is a user id as the protocol defines it (docs/wire-protocol.md,
+    /// addition 2): 1 to ``maximumUserBytes`` bytes of ASCII letters, digits and `.` `_` `-`
+    /// `@` `:` `+`. Every service stores the user on every row it writes and logs it, so
+    /// nothing else — white space, control characters, terminal escapes, quotes, slashes,
+    /// anything beyond ASCII — gets that far.
+    /// - Throws: `INVALID_ARGUMENT` naming the field, without echoing the value.
+    public static func checkUser(_ user: String) throws(BusError) {
+        let bytes = user.utf8
+        guard !bytes.isEmpty, bytes.count <= maximumUserBytes, bytes.allSatisfy(isUserByte) else {
+            throw .invalidArgument(
+                "request header field 'user' must be a user id of 1 to \(maximumUserBytes) ASCII letters, digits, '.', '_', '-', '@', ':' or '+'",
+                details: .object(["field": .string("user")]))
+        }
+    }
+
+    private static func isUserByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+             UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "@"), UInt8(ascii: ":"), UInt8(ascii: "+"):
+            true
+        default:
+            false
+        }
     }
 }

@@ -14,7 +14,7 @@ public struct ServiceDescription: Codable, Sendable {
     public struct MethodInfo: Codable, Sendable {
         public var name: String
         public var summary: String
-        /// Who may call it: `any`, `app`, `service` or `operator` (wire protocol, Addition 3);
+        /// Who may call it: `any`, `app`, `service` or `operator` (wire protocol, Addition 11);
         /// absent from a service built before the mark existed.
         public var audience: Audience?
         public var request: JSONValue

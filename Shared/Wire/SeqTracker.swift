@@ -7,7 +7,7 @@ public struct SeqGap: Sendable, Equatable, CustomStringConvertible {
     public var expected: Int64
     public var received: Int64
     /// How many events were missed.
-    public var missed: Int64 { received - expected }
+    public var missed: Int64 { received.subtractingReportingOverflow(expected).partialValue }
 
     public init(source: String, instance: String, expected: Int64, received: Int64) {
         self.source = source
@@ -41,8 +41,9 @@ public struct SeqTracker: Sendable {
             previous = last[Self.key(header.source, header.instance)]
         }
         current = (header.source, header.instance, header.seq)
-        guard let previous, header.seq > previous + 1 else { return nil }
-        return SeqGap(source: header.source, instance: header.instance, expected: previous + 1, received: header.seq)
+        // Decoded headers hold seq within WireLimits.seq; a header built in code may not.
+        guard let previous, case (let expected, false) = previous.addingReportingOverflow(1), header.seq > expected else { return nil }
+        return SeqGap(source: header.source, instance: header.instance, expected: expected, received: header.seq)
     }
 
     private static func key(_ source: String, _ instance: String) -> String {

@@ -24,7 +24,6 @@ public struct ZMQIntOption: Sendable {
     public static let sendHighWaterMark = ZMQIntOption(raw: ZMQ_SNDHWM)
     public static let receiveHighWaterMark = ZMQIntOption(raw: ZMQ_RCVHWM)
     public static let routerMandatory = ZMQIntOption(raw: ZMQ_ROUTER_MANDATORY)
-    public static let xpubVerboser = ZMQIntOption(raw: ZMQ_XPUB_VERBOSER)
     public static let reconnectIntervalMs = ZMQIntOption(raw: ZMQ_RECONNECT_IVL)
     public static let reconnectIntervalMaxMs = ZMQIntOption(raw: ZMQ_RECONNECT_IVL_MAX)
     public static let immediate = ZMQIntOption(raw: ZMQ_IMMEDIATE)

@@ -53,7 +53,7 @@ def parse_multipart(body, content_type):
         head = head.decode("utf-8", "replace")
         name = head.split('name="')[1].split('"')[0] if 'name="' in head else "?"
         if "filename=" in head:
-            fields[name] = {"filename": head.split('filename="')[1].split('"')[0], "bytes": len(value)}
+            fields[name] = {"filename": head.split('filename="')[1].split('"')[0], "bytes": len(value), "head": head}
         else:
             fields[name] = value.decode("utf-8", "replace")
     return fields

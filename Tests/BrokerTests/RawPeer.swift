@@ -14,10 +14,13 @@ actor RawPeer {
 
     nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    /// A DEALER connected to `endpoint`, created on the peer's thread.
-    static func connect(_ endpoint: String, timeoutMs: Int32 = 5000) async throws -> RawPeer {
+    /// A socket of `type` (a DEALER unless said) connected to `endpoint`, created on the peer's
+    /// thread with `options` set before it connects.
+    static func connect(
+        _ endpoint: String, type: ZMQSocketType = .dealer, options: [(ZMQIntOption, Int32)] = [], timeoutMs: Int32 = 5000
+    ) async throws -> RawPeer {
         let peer = RawPeer(timeoutMs: timeoutMs)
-        try await peer.open(endpoint)
+        try await peer.open(endpoint, type: type, options: options)
         return peer
     }
 
@@ -25,10 +28,11 @@ actor RawPeer {
         self.timeoutMs = timeoutMs
     }
 
-    private func open(_ endpoint: String) throws {
+    private func open(_ endpoint: String, type: ZMQSocketType, options: [(ZMQIntOption, Int32)]) throws {
         let context = try ZMQContext()
-        let socket = try ZMQSocket(context: context, type: .dealer)
+        let socket = try ZMQSocket(context: context, type: type)
         try socket.set(.receiveTimeoutMs, timeoutMs)
+        for (option, value) in options { try socket.set(option, value) }
         try socket.connect(endpoint)
         connection = (context, socket)
     }
@@ -43,6 +47,11 @@ actor RawPeer {
     func send(_ frames: [Data]) throws { try socket.send(frames) }
 
     func send(_ frames: [String]) throws { try send(frames.map { Data($0.utf8) }) }
+
+    /// Adds prefix subscriptions (a SUB peer).
+    func subscribe(_ prefixes: [String]) throws {
+        for prefix in prefixes { try socket.subscribe(prefix) }
+    }
 
     /// The next message, or nil when none arrives within `timeoutMs` (default: the peer's).
     func receive(timeoutMs: Int32? = nil) -> [Data]? {

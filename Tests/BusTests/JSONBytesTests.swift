@@ -47,6 +47,12 @@ struct JSONBytesTests {
         }
     }
 
+    @Test("a number beyond Double's range is refused, not read as an infinity JSON cannot write back (found by PayloadFuzz)",
+          arguments: ["9e999", "-1e400", "[1e309]", #"{"ratio":2e308}"#])
+    func numberOutOfRange(_ text: String) {
+        #expect(throws: JSONParseError.self) { _ = try JSONValue.parse(text) }
+    }
+
     @Test("integers are written in decimal", arguments: [Int64.min, -1, 0, 7, 1_764_000_000_000, Int64.max])
     func integers(_ value: Int64) {
         var writer = JSONBytes()

@@ -45,6 +45,26 @@ struct SubscriptionBufferTests {
         #expect(await topics(iterator, count: 4) == ["t.2", "t.3", "t.4", "t.5"])
     }
 
+    @Test("beyond the byte limit the newest are dropped; held bytes count until returned; one event always fits")
+    func boundedInBytes() async {
+        // Each event is 1 byte of topic and 99 of payload: 100 bytes.
+        func sized(_ range: ClosedRange<Int>, bytes: Int = 100) -> [RawEvent] {
+            range.map { RawEvent(topic: "\($0 % 10)", header: Data(), payload: Data(count: bytes - 1)) }
+        }
+        let buffer = SubscriptionBuffer(limit: 1000, byteLimit: 350)
+        var batch = sized(1...5)
+        #expect(buffer.deliver(&batch) == 2, "three of 100 bytes fit 350")
+        let iterator = RawEventBatch(lifetime: SubscriptionLifetime(buffer: buffer))
+        #expect(await topics(iterator, count: 1) == ["1"])  // takes three, returns one: 200 bytes in hand
+        batch = sized(6...7)
+        #expect(buffer.deliver(&batch) == 1)
+        #expect(await topics(iterator, count: 3) == ["2", "3", "6"])
+        // Empty again: an event larger than the whole limit is still delivered, alone.
+        batch = sized(8...9, bytes: 1000)
+        #expect(buffer.deliver(&batch) == 1)
+        #expect(await topics(iterator, count: 1) == ["8"])
+    }
+
     @Test("a waiting iterator is woken by the next batch")
     func wakesWaiter() async throws {
         let buffer = SubscriptionBuffer(limit: 100)

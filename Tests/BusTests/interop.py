@@ -11,7 +11,7 @@ Usage: interop.py RPC PUB SUB, or interop.py curve RPC PUB SUB BROKER_KEY CLIENT
 Exits 0 when every check passed, 1 with a message otherwise.
 
 With "curve" first, against a broker and an echo service with CURVE keys (docs/wire-protocol.md,
-Addition 1), with the key files that busctl keys new writes: a CURVE client calls echo/_health
+Addition 9), with the key files that busctl keys new writes: a CURVE client calls echo/_health
 (SERVING) and echo/echo (7: the broker stamps no caller yet, and the service has security on);
 a client without CURVE gets no answer; a CURVE publisher sends "py.curve" events. Prints
 CURVE OK."""

@@ -71,17 +71,18 @@ struct HTTPClientTests {
         }
     }
 
-    @Test("a refused connection fails with couldNotConnect, mapped to UNAVAILABLE")
+    @Test("a refused connection fails with connectionRefused, mapped to UNAVAILABLE; its reason has no address")
     func refused() async throws {
         let client = try HTTPClient(logger: testLogger("http"))
         let error = await #expect(throws: HTTPClientError.self) {
             _ = try await client.send(HTTPRequest(url: "http://127.0.0.1:1/"))
         }
-        guard case .couldNotConnect = error else {
-            Issue.record("expected couldNotConnect, got \(String(describing: error))")
+        guard case .connectionRefused = error else {
+            Issue.record("expected connectionRefused, got \(String(describing: error))")
             return
         }
         #expect(error?.busError.code == .unavailable)
+        #expect(error?.reason == "connection refused")
         await client.shutdown()
     }
 

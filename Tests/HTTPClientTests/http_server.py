@@ -1,9 +1,17 @@
-"""A small HTTP/1.1 server for the HTTP client's tests: echo, status codes, slow answers and a
-server-sent-event stream cut into awkward chunks. Prints its port, then serves."""
+"""A small HTTP/1.1 server for the HTTP client's tests: echo, status codes, slow answers, a
+server-sent-event stream cut into awkward chunks, a body that never ends, a gzip bomb and a
+redirect. GET /_count answers how many other requests arrived. Prints its port, then serves."""
+import gzip
 import json
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+BOMB = gzip.compress(bytes(8 << 20))  # 8 MiB of zeros in about 8 KiB
+count = 0
+count_lock = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -27,7 +35,13 @@ class Handler(BaseHTTPRequestHandler):
         return self.rfile.read(length) if length else b""
 
     def _route(self):
+        global count
         body = self._body()
+        if self.path == "/_count":
+            self._send(200, {"count": count})
+            return
+        with count_lock:
+            count += 1
         if self.path.startswith("/echo"):
             self._send(200, {
                 "method": self.command,
@@ -55,6 +69,23 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(0.002)
             self.wfile.write(b"0\r\n\r\n")
+        elif self.path == "/endless":
+            self.send_response(200)
+            self.send_header("content-type", "application/octet-stream")
+            self.send_header("transfer-encoding", "chunked")
+            self.end_headers()
+            chunk = b"%x\r\n%s\r\n" % (16384, b"x" * 16384)
+            deadline = time.monotonic() + 60
+            try:
+                while time.monotonic() < deadline:
+                    self.wfile.write(chunk)
+            except OSError:
+                pass
+            self.close_connection = True
+        elif self.path == "/gzip":
+            self._send(200, BOMB, "application/octet-stream", {"content-encoding": "gzip"})
+        elif self.path == "/redirect":
+            self._send(302, {"moved": True}, extra={"location": "/echo/redirected"})
         else:
             self._send(404, {"error": "no such path"})
 

@@ -22,8 +22,8 @@ extension String {
     var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
 }
 
-func document(_ text: String) -> ExtractedDocument {
-    PlainTextExtractor.extract(text)
+func document(_ text: String) throws -> ExtractedDocument {
+    try PlainTextExtractor.extract(text, budget: .unlimited)
 }
 
 @Suite("Chunking")
@@ -33,7 +33,7 @@ struct ChunkerTests {
     /// Calls `check` with every chunk of the prose of seeds 1…20 and the document's scalars.
     func everyChunk(_ check: (Chunk, [Unicode.Scalar], UInt64) -> Void) throws {
         for seed in 1...20 as ClosedRange<UInt64> {
-            let document = document(prose(paragraphs: 30, seed: seed))
+            let document = try document(prose(paragraphs: 30, seed: seed))
             let scalars = Array(document.string.unicodeScalars)
             for chunk in try Chunker.chunks(of: document, settings: settings) { check(chunk, scalars, seed) }
         }
@@ -60,7 +60,7 @@ struct ChunkerTests {
     @Test("chunks cover every character, in order, and stay within the target unless one word is longer")
     func coverageAndSize() throws {
         for seed in 1...20 as ClosedRange<UInt64> {
-            let document = document(prose(paragraphs: 30, seed: seed))
+            let document = try document(prose(paragraphs: 30, seed: seed))
             let chunks = try Chunker.chunks(of: document, settings: settings)
             var covered = 0
             for chunk in chunks {
@@ -78,7 +78,7 @@ struct ChunkerTests {
 
     @Test("the same input gives the same chunks")
     func deterministic() throws {
-        let document = document(prose(paragraphs: 50, seed: 7))
+        let document = try document(prose(paragraphs: 50, seed: 7))
         #expect(try Chunker.chunks(of: document, settings: settings) == Chunker.chunks(of: document, settings: settings))
     }
 
@@ -107,7 +107,7 @@ struct ChunkerTests {
     @Test("a heading starts a chunk and names the section of the chunks under it")
     func headings() throws {
         let text = "# Title\n## Part one\n" + String(repeating: "Words about part one. ", count: 30) + "\n\n## Part two\n\nShort part two."
-        let chunks = try Chunker.chunks(of: MarkdownExtractor.extract(text), settings: settings)
+        let chunks = try Chunker.chunks(of: MarkdownExtractor.extract(text, budget: .unlimited), settings: settings)
         #expect(chunks.first?.text.hasPrefix("Title\n\nPart one\n\nWords about part one.") == true)
         #expect(chunks.first?.section == "Part one")
         #expect(chunks.last?.text == "Part two\n\nShort part two.")
@@ -117,7 +117,7 @@ struct ChunkerTests {
 
     @Test("a chunk keeps its page, and timed text its start and end seconds")
     func pagesAndTimes() throws {
-        let pdf = PDFExtractor.pages(Array("Page one text.\n\u{0C}Page two text.\n\u{0C}".utf8)).build()
+        let pdf = try PDFExtractor.pages(Array("Page one text.\n\u{0C}Page two text.\n\u{0C}".utf8), budget: .unlimited).build()
         let pageChunks = try Chunker.chunks(of: pdf, settings: settings)
         #expect(pageChunks.map(\.page) == [1, 2])
         #expect(pageChunks.map(\.text) == ["Page one text.", "Page two text."])
@@ -144,7 +144,7 @@ struct ChunkerTests {
 
     @Test("a document that would make too many chunks gets bigger ones instead")
     func tooManyChunks() throws {
-        let document = document(prose(paragraphs: 200, seed: 3))
+        let document = try document(prose(paragraphs: 200, seed: 3))
         let small = try Chunker.chunks(of: document, settings: settings)
         let capped = try Chunker.chunks(of: document, settings: settings, maxChunks: small.count / 3)
         #expect(capped.count <= small.count / 3)
@@ -152,8 +152,8 @@ struct ChunkerTests {
 
     @Test("time grows linearly with the text: ten times the text takes far less than a hundred times as long")
     func linear() throws {
-        let small = document(prose(paragraphs: 100, seed: 11))
-        let large = document(String(repeating: small.string + "\n\n", count: 10))
+        let small = try document(prose(paragraphs: 100, seed: 11))
+        let large = try document(String(repeating: small.string + "\n\n", count: 10))
         func fastest(_ document: ExtractedDocument) throws -> Duration {
             var best = Duration.seconds(3600)
             for _ in 0..<5 {

@@ -2,6 +2,7 @@ import Contracts
 import Foundation
 @testable import IngestCore
 import Testing
+import Wire
 
 /// The details of reading each format, without the bus.
 @Suite("Reading formats")
@@ -30,8 +31,8 @@ struct ParserTests {
     }
 
     @Test("Markdown: setext and ATX headings (closing hashes dropped), rules and #hashtags are not headings, front matter skipped")
-    func markdown() {
-        let document = MarkdownExtractor.extract("""
+    func markdown() throws {
+        let document = try MarkdownExtractor.extract("""
             ---
             title: ignored
             ---
@@ -44,7 +45,7 @@ struct ParserTests {
             Smaller
             -------
             [link text](http://x) and ![an image](i.png) and `code`.
-            """)
+            """, budget: .unlimited)
         let blocks = document.blocks.map { (document.string($0), $0.kind) }
         #expect(blocks.map(\.0) == ["Big title", "Section", "#hashtag is text", "Smaller", "link text and an image and code."])
         #expect(blocks.map(\.1) == [.heading(level: 1), .heading(level: 2), .paragraph, .heading(level: 2), .paragraph])
@@ -52,18 +53,18 @@ struct ParserTests {
     }
 
     @Test("HTML: character references, preformatted text, quoted > in attributes and a lone < are handled")
-    func html() {
-        let document = HTMLExtractor.extract(Data("""
+    func html() throws {
+        let document = try HTMLExtractor.extract(Data("""
             <p title="a > b">x &lt; y &#8594; &#x3B1; &eacute;t&eacute; &unknown; 3 < 4</p>
             <pre>line one
               indented</pre>
-            """.utf8))
+            """.utf8), budget: .unlimited)
         #expect(document.blocks.map { document.string($0) } == ["x < y → α été &unknown; 3 < 4", "line one\n  indented"])
     }
 
     @Test("delimited text: quoted delimiters and line breaks, doubled quotes, CRLF, and ; or tab guessed as the delimiter")
-    func delimited() {
-        let rows = DelimitedText.rows(Array("a,\"b, \"\"c\"\"\r\nd\"\r\ne,f\r\n".utf8)[...], delimiter: 0x2C)
+    func delimited() throws {
+        let rows = try DelimitedText.rows(Array("a,\"b, \"\"c\"\"\r\nd\"\r\ne,f\r\n".utf8)[...], delimiter: 0x2C, budget: .unlimited)
         #expect(rows == [["a", "b, \"c\"\r\nd"], ["e", "f"]])
         #expect(DelimitedText.guessDelimiter(Array("front;back;tags".utf8)[...]) == 0x3B)
         #expect(DelimitedText.guessDelimiter(Array("front\tback".utf8)[...]) == 0x09)
@@ -73,7 +74,7 @@ struct ParserTests {
     @Test("store's own CSV export reads back as cards (header names the columns, kind kept, tags split at ;)")
     func storeExportReadsBack() throws {
         let csv = "id,front,back,kind,tags,setId\r\nc1,Term,Its meaning,definition,bio;cell biology,s1\r\n"
-        let document = try FlashcardTableExtractor.extract(csv, delimiter: nil, fileName: "export.csv")
+        let document = try FlashcardTableExtractor.extract(csv, delimiter: nil, fileName: "export.csv", budget: .unlimited)
         #expect(document.cards.map(\.front) == ["Term"])
         #expect(document.cards.map(\.kind) == [.definition])
         #expect(document.cards.map(\.tags) == [["bio", "cell biology"]])
@@ -88,25 +89,35 @@ struct ParserTests {
         #expect(SubtitleExtractor.stripTags("{\\an8}<b>Bold</b> &amp; plain") == "Bold & plain")
     }
 
+    @Test("subtitle times are ASCII digits in range: exponents, infinities, signs, minute 60 and more than 1,000 hours are none")
+    func subtitleTimeRanges() {
+        for text in ["1e308:00", "inf:00", "-1:00", "00:60", "00:60:00", "+1:00", "1:2:3:4", "٣:00", "0x1:00", "1000:00:00.001", "00:01,"] {
+            #expect(SubtitleExtractor.seconds(text) == nil, "\(text)")
+        }
+        #expect(SubtitleExtractor.seconds("1000:00:00") == DocumentValues.maximumMediaSeconds)
+        #expect(SubtitleExtractor.seconds("125:00.25") == 7500.25)
+        #expect(SubtitleExtractor.stripTags("a {{{ b") == "a {{{ b")
+    }
+
     @Test("subtitle cues: character references decoded once (numeric and named ones too), tags removed")
     func subtitleEntities() throws {
         let srt = "1\n00:00:01,000 --> 00:00:02,000\n<i>Rock &#39;n&#39; roll</i> &amp; blues: &amp;lt; is &quot;&lt;&quot;, caf&eacute;\n"
-        let document = try SubtitleExtractor.extract(srt, fileName: "song.srt")
+        let document = try SubtitleExtractor.extract(srt, fileName: "song.srt", budget: .unlimited)
         #expect(document.blocks.map { document.string($0) } == ["Rock 'n' roll & blues: &lt; is \"<\", café"])
     }
 
     @Test("HTML in an e-mail part: the part's charset reads a page that declares none; a page's own declaration wins")
-    func htmlCharsetFromOutside() {
+    func htmlCharsetFromOutside() throws {
         let latin1 = Data("<p>citt".utf8) + Data([0xE0]) + Data(" bella</p>".utf8)
-        let document = HTMLExtractor.extract(latin1, charset: "iso-8859-1")
+        let document = try HTMLExtractor.extract(latin1, charset: "iso-8859-1", budget: .unlimited)
         #expect(document.blocks.map { document.string($0) } == ["città bella"])
-        let declared = HTMLExtractor.extract(Data("<meta charset=\"utf-8\"><p>città</p>".utf8), charset: "iso-8859-1")
+        let declared = try HTMLExtractor.extract(Data("<meta charset=\"utf-8\"><p>città</p>".utf8), charset: "iso-8859-1", budget: .unlimited)
         #expect(declared.blocks.map { declared.string($0) } == ["città"])
     }
 
     @Test("Anki export without a #separator line: the delimiter is guessed from its first row, not the header")
     func ankiWithoutSeparator() throws {
-        let document = try FlashcardTableExtractor.extract("#html:true\nCapital of Italy?\t<b>Rome</b>\n", delimiter: nil, fileName: "deck.txt")
+        let document = try FlashcardTableExtractor.extract("#html:true\nCapital of Italy?\t<b>Rome</b>\n", delimiter: nil, fileName: "deck.txt", budget: .unlimited)
         #expect(document.cards.map(\.front) == ["Capital of Italy?"])
         #expect(document.cards.map(\.back) == ["Rome"])
     }
@@ -126,8 +137,8 @@ struct ParserTests {
     }
 
     @Test("iCalendar: folded lines, escaped text, durations, floating times as UTC")
-    func icalendar() {
-        let lines = ICalendar.contentLines("SUMMARY:Long\r\n  title\r\nDESCRIPTION:a\\, b\\nc\r\n")
+    func icalendar() throws {
+        let lines = try ICalendar.contentLines("SUMMARY:Long\r\n  title\r\nDESCRIPTION:a\\, b\\nc\r\n", budget: .unlimited)
         #expect(lines == ["SUMMARY:Long title", "DESCRIPTION:a\\, b\\nc"])
         #expect(ICalendar.Property(lines[1])?.text == "a, b\nc")
         #expect(ICalendar.duration("P1DT2H30M") == 95_400)
@@ -139,13 +150,28 @@ struct ParserTests {
         #expect(ICalendar.date(quotedZone) == ISO8601DateFormatter().date(from: "2026-11-22T15:00:00Z"))
     }
 
+    @Test("iCalendar numbers: fields out of range or not ASCII digits make no date, dates clamp to years 0001–9999, durations saturate")
+    func icalendarRanges() {
+        for value in ["00000101", "20261301", "20261100", "20261122T240000", "20261122T126000", "²⁰²⁶¹¹²⁰", "١٢٣٤٠١٠١", "2026112"] {
+            #expect(ICalendar.date(ICalendar.Property(name: "DTSTART", parameters: [:], value: value)) == nil, "\(value)")
+        }
+        let behind = ICalendar.Property(name: "DTSTART", parameters: ["TZID": "Etc/GMT+12"], value: "99991231T235959")
+        #expect(ICalendar.date(behind) == DocumentValues.latestDate)
+        #expect(ICalendar.duration("P99999999999999999999W") == ICalendar.maximumDurationSeconds)
+        #expect(ICalendar.duration("P\u{10}W") == nil)
+        #expect(DocumentValues.adding(ICalendar.maximumDurationSeconds, to: Date(timeIntervalSince1970: 0)) == DocumentValues.latestDate)
+        #expect(DocumentValues.adding(.infinity, to: Date(timeIntervalSince1970: 0)) == DocumentValues.latestDate)
+        #expect(ISO8601.format(DocumentValues.latestDate) == "9999-12-31T23:59:59.999Z")
+        #expect(ISO8601.format(DocumentValues.earliestDate) == "0001-01-01T00:00:00.000Z")
+    }
+
     @Test("MIME: encoded words (adjacent ones joined), quoted-printable soft breaks, RFC 2231 file names")
-    func mime() {
+    func mime() throws {
         #expect(MIME.decodeWords("=?utf-8?Q?Caff=C3=A8?= =?utf-8?B?IGxhdHRl?= today") == "Caffè latte today")
         #expect(MIME.decodeWords("Re: =?iso-8859-1?Q?citt=E0_bella?=") == "Re: città bella")
         #expect(MIME.decodeWords("no encoding =? here") == "no encoding =? here")
         #expect(String(decoding: MIME.quotedPrintable(Array("soft=\r\nbreak =3D ok".utf8)[...]), as: UTF8.self) == "softbreak = ok")
-        let part = MIMEPart(Array("Content-Disposition: attachment; filename*=utf-8''n%C3%A4me.pdf\r\n\r\nbody".utf8)[...])
+        let part = try MIMEParser.parse(Array("Content-Disposition: attachment; filename*=utf-8''n%C3%A4me.pdf\r\n\r\nbody".utf8)[...], budget: .unlimited)
         #expect(part.fileName == "näme.pdf")
         #expect(part.isAttachment)
         #expect(String(decoding: part.decodedBody, as: UTF8.self) == "body")

@@ -212,9 +212,11 @@ final class NotifierWorld: Sendable {
 let testSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 extension NotifierConfiguration {
-    /// Test timing: quick retries, short timeouts, a quick poll.
+    /// Test timing: quick retries, short timeouts, a quick poll; loopback allowed, where the
+    /// local receivers listen (DestinationTests run without it).
     static func fast(databaseURL: URL) -> NotifierConfiguration {
         var configuration = NotifierConfiguration(databaseURL: databaseURL)
+        configuration.allowedNetworks = [IPNetwork("127.0.0.0/8")!]
         configuration.alarmInterval = .milliseconds(400)
         configuration.retryBase = .milliseconds(50)
         configuration.retryMaximum = .milliseconds(400)

@@ -1,6 +1,7 @@
 import Bus
 import Crypto
 import Foundation
+import HTTPClient
 @testable import NotifierCore
 import ServiceKit
 import Testing
@@ -95,6 +96,31 @@ struct UnitTests {
         #expect(RetryPolicy.parseRetryAfter("soon", now: now) == nil)
     }
 
+    @Test("Retry-After from an answer is range-checked: digits saturate at a day, dates in all three forms, junk is nil")
+    func hostileRetryAfter() {
+        let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        let day = Duration.seconds(86_400)
+        #expect(RetryPolicy.parseRetryAfter("86401", now: now) == day)
+        #expect(RetryPolicy.parseRetryAfter("9223372036854775807", now: now) == day)
+        #expect(RetryPolicy.parseRetryAfter(String(repeating: "9", count: 100), now: now) == day)
+        #expect(RetryPolicy.parseRetryAfter(" 0 ", now: now) == .zero)
+        for junk in ["-1", "+5", "1e9", "1.5", "0x10", "5 s", "", String(repeating: "9", count: 101), "Sun, 06 Nov 1994 08:49:37 UTC",
+                     "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 24:00:00 GMT", "Sun, 06 Nov 99999 08:49:37 GMT",
+                     "Sun, 06 Nov 0000 08:49:37 GMT", "Sun, 06 Foo 1994 08:49:37 GMT", "Sun, 6 Nov 1994 8:49:37 GMT"] {
+            #expect(RetryPolicy.parseRetryAfter(junk, now: now) == nil, "\(junk)")
+        }
+        #expect(RetryPolicy.parseRetryAfter("Sun, 06 Nov 1994 08:50:37 GMT", now: now) == .seconds(60))
+        #expect(RetryPolicy.parseRetryAfter("Sunday, 06-Nov-94 08:50:37 GMT", now: now) == .seconds(60))
+        #expect(RetryPolicy.parseRetryAfter("Sun Nov  6 08:50:37 1994", now: now) == .seconds(60))
+        #expect(RetryPolicy.parseRetryAfter("Fri, 31 Dec 9999 23:59:59 GMT", now: now) == day)
+        #expect(RetryPolicy.parseRetryAfter("Mon, 01 Jan 0001 00:00:00 GMT", now: now) == .zero, "the past is now")
+        #expect(HTTPDate.secondsSince1970("Thu, 01 Jan 1970 00:00:00 GMT") == 0)
+        #expect(HTTPDate.secondsSince1970("Tue, 29 Feb 2000 12:00:00 GMT") == 951_825_600)
+        #expect(HTTPDate.secondsSince1970("Mon, 01 Jan 0001 00:00:00 GMT") == -62_135_596_800)
+        #expect(HTTPDate.secondsSince1970("Fri, 31 Dec 9999 23:59:59 GMT") == 253_402_300_799)
+        #expect(HTTPDate.secondsSince1970("Thu, 29 Feb 1900 00:00:00 GMT") == nil, "1900 was no leap year")
+    }
+
     @Test("APNs reasons map to retry, drop, remove the token, or refresh credentials")
     func apnsReasons() {
         #expect(APNsSender.action(status: 410, reason: "Unregistered") == .removeToken)
@@ -111,6 +137,10 @@ struct UnitTests {
         #expect(id == APNsSender.apnsID(for: "t1_0.ch_1"))
         #expect(UUID(uuidString: id) != nil)
         #expect(id != APNsSender.apnsID(for: "t1_1.ch_1"))
+        #expect(APNsSender.reason(in: Data(#"{"reason":"BadDeviceToken"}"#.utf8)) == "BadDeviceToken")
+        #expect(APNsSender.reason(in: Data(#"{"reason":"<script>\u001b[2J"}"#.utf8)) == nil)
+        #expect(APNsSender.reason(in: Data(("{\"reason\":\"" + String(repeating: "A", count: 65) + "\"}").utf8)) == nil)
+        #expect(APNsSender.reason(in: Data("not json".utf8)) == nil)
     }
 
     @Test("ntfy topic URLs split into the server root and the topic")
@@ -146,5 +176,23 @@ struct UnitTests {
             _ = try NotifierConfiguration(environment: Environment(["DATA_DIR": directory.path, "NOTIFIER_MAX_ATTEMPTS": "0"]))
         }
         #expect(error?.code == .invalidArgument && error?.message.contains("NOTIFIER_MAX_ATTEMPTS") == true)
+        #expect(configuration.allowedNetworks.isEmpty && configuration.httpMaximumResponseBytes == 4096, "public addresses only by default")
+    }
+
+    @Test("NOTIFIER_ALLOWED_NETWORKS lists CIDRs; anything else names the variable")
+    func allowedNetworksSetting() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let configuration = try NotifierConfiguration(environment: Environment([
+            "DATA_DIR": directory.path, "NOTIFIER_ALLOWED_NETWORKS": "10.0.0.0/8, fd00::/8 192.168.1.20",
+        ]))
+        #expect(configuration.allowedNetworks.map(\.description) == ["10.0.0.0/8", "fd00::/8", "192.168.1.20/32"])
+        let many = Array(repeating: "10.0.0.0/8", count: 101).joined(separator: ",")
+        for bad in ["localhost", "10.0.0.0/33", "10.0.0.0/8;rm", "*", many] {
+            let error = #expect(throws: BusError.self) {
+                _ = try NotifierConfiguration(environment: Environment(["DATA_DIR": directory.path, "NOTIFIER_ALLOWED_NETWORKS": bad]))
+            }
+            #expect(error?.code == .invalidArgument && error?.message.contains("NOTIFIER_ALLOWED_NETWORKS") == true)
+        }
     }
 }

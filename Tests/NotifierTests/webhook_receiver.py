@@ -5,6 +5,10 @@ POST paths choose the answer, so a test needs no set-up call:
   /ok/<name>                      200
   /seq/<s1>,<s2>,.../<name>       the n-th request to this path gets s_n (the last repeats);
                                   a status may carry a Retry-After: 429:2 answers 429 with "Retry-After: 2"
+                                  (percent-encoded, so an HTTP date fits: 503:Fri%2C%2031%20Dec...)
+  /leak/<status>/<name>           answers <status> with a body a user must never read back
+                                  (and, for a 3xx, a Location to /ok/redirected)
+  /endless/<name>                 answers 200 with a chunked body that does not end
   /slow/<ms>/<name>               answers 200 after <ms> milliseconds
   /                               ntfy JSON publishing (200 with an ntfy-like message)
 GET /_received?path=<prefix>      the requests recorded so far (headers lower-cased, body text, t_ns)
@@ -15,11 +19,12 @@ import asyncio
 import json
 import sys
 import time
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 sys.dont_write_bytecode = True  # no __pycache__ inside the Swift test target
 from receiver_support import exit_with_parent  # noqa: E402
 
 LEAN = "--lean" in sys.argv
+LEAK = b"internal-only: db password hunter2, 10.0.0.7:5432"
 records = []
 counters = {}
 total = 0
@@ -58,8 +63,11 @@ async def route(method, target, headers, body):
         steps = segments[1].split(",")
         step = steps[min(n, len(steps) - 1)]
         status, _, retry_after = step.partition(":")
-        extra = {"retry-after": retry_after} if retry_after else None
+        extra = {"retry-after": unquote(retry_after)} if retry_after else None
         return answer(int(status), json.dumps({"attempt": n + 1}).encode(), extra)
+    if segments[0] == "leak" and len(segments) >= 2:
+        status = int(segments[1])
+        return answer(status, LEAK, {"location": "/ok/redirected"} if 300 <= status < 400 else None)
     if segments[0] == "slow" and len(segments) >= 2:
         await asyncio.sleep(int(segments[1]) / 1000)
     if path == "/":
@@ -69,6 +77,17 @@ async def route(method, target, headers, body):
             return answer(400, b'{"code":40001,"http":400,"error":"invalid request: body must be JSON"}')
         return answer(200, json.dumps({"id": "x", "time": int(time.time()), "event": "message", "topic": topic}).encode())
     return answer(200, b'{"ok":true}')
+
+
+async def endless(writer, recorded):
+    """A 200 whose chunked body goes on until the client stops reading (or 60 s pass)."""
+    del recorded  # the request is recorded; its usual answer is not sent
+    writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ntransfer-encoding: chunked\r\n\r\n")
+    chunk = b"%x\r\n%s\r\n" % (16384, LEAK.ljust(16384, b"."))
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        writer.write(chunk)
+        await writer.drain()
 
 
 async def serve(reader, writer):
@@ -84,6 +103,9 @@ async def serve(reader, writer):
                     headers[name.strip().lower()] = value.strip()
             length = int(headers.get("content-length", "0"))
             body = await reader.readexactly(length) if length else b""
+            if target.startswith("/endless/"):
+                await endless(writer, await route(method, target, headers, body))
+                break
             writer.write(await route(method, target, headers, body))
             if headers.get("connection", "").lower() == "close":
                 break

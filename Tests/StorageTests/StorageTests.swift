@@ -219,15 +219,19 @@ struct StorageTests {
         await broker.stop()
     }
 
-    @Test("an idempotency key applies a write once and returns the first response to repeats")
+    @Test("an idempotency key applies a write once, returns the first response to repeats of the same request and refuses others")
     func idempotency() throws {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("counter.v1") { db in try db.execute(sql: "CREATE TABLE counter (n INTEGER)") }
         Idempotency.registerMigrations(&migrator)
         let database = try ServiceDatabase.open(at: try temporaryDirectory().appending(path: "c.sqlite"), migrator: migrator, logger: testLogger("c"))
-        func increment(key: String?, user: String = "u1", method: String = "counter.add") throws -> NoteAdded {
-            try database.pool.write { db in
-                try Idempotency.once(db, user: user, key: key, method: method) {
+        let start = Date(timeIntervalSince1970: 1_790_000_000)
+        func increment(
+            key: String?, user: String = "u1", method: String = "counter.add", by amount: [String: Int] = ["a": 1, "b": 2], at now: Date = start
+        ) throws -> NoteAdded {
+            let key = try Idempotency.Key(key, method: method, request: amount)
+            return try database.pool.write { db in
+                try Idempotency.once(db, user: user, key: key, now: now) {
                     try db.execute(sql: "INSERT INTO counter (n) VALUES (1)")
                     return NoteAdded(n: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM counter") ?? 0)
                 }
@@ -237,9 +241,24 @@ struct StorageTests {
         #expect(try increment(key: "k1").n == 1)
         #expect(try increment(key: "k1", user: "u2").n == 2)
         #expect(try increment(key: nil).n == 3)
-        #expect(throws: BusError.failedPrecondition("idempotency key 'k1' was already used for counter.add")) {
+        let reused: JSONValue = .object(["reason": .string(Idempotency.keyReusedReason)])
+        #expect(throws: BusError(.failedPrecondition, "idempotency key 'k1' was already used for counter.add", details: reused)) {
             _ = try increment(key: "k1", method: "counter.reset")
         }
+        #expect(throws: BusError(.failedPrecondition, "idempotency key 'k1' was already used for a different counter.add request; send a new key with a new request", details: reused)) {
+            _ = try increment(key: "k1", by: ["a": 1, "b": 3])
+        }
+        #expect(throws: BusError.invalidArgument("request header field 'idem' must be 1 to 128 characters")) {
+            _ = try increment(key: String(repeating: "k", count: 129))
+        }
         #expect(try database.pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM counter") } == 3)
+        // Members may come in any order (a dictionary's differs between processes); the
+        // fingerprint is of the canonical JSON.
+        struct BeforeA: Encodable { var b = 2, a = 1 }
+        let fingerprints = [try Idempotency.Key("k", method: "m", request: BeforeA()), try Idempotency.Key("k", method: "m", request: ["a": 1, "b": 2])]
+        #expect(fingerprints[0] != nil && fingerprints[0] == fingerprints[1])
+        // The key is remembered for 24 hours, then forgotten.
+        #expect(try increment(key: "k1", at: start + 24 * 3600).n == 1)
+        #expect(try increment(key: "k1", by: ["a": 5], at: start + 24 * 3600 + 0.001).n == 4)
     }
 }

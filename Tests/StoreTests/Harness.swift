@@ -68,11 +68,11 @@ struct StoreWorld {
 
     /// The error a call fails with (the test fails if it succeeds).
     func failure<Request, Response>(
-        _ method: Method<Request, Response>, _ request: Request, as user: String? = "alice", attachment: Data? = nil,
+        _ method: Method<Request, Response>, _ request: Request, as user: String? = "alice", idem: String? = nil, attachment: Data? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async -> BusError? {
         do {
-            _ = try await client.call(method, request, options: CallOptions(user: user, attachment: attachment))
+            _ = try await client.call(method, request, options: CallOptions(user: user, idempotencyKey: idem, attachment: attachment))
             Issue.record("\(method.name) succeeded; expected an error", sourceLocation: sourceLocation)
             return nil
         } catch {

@@ -36,6 +36,26 @@ struct SearchExportTests {
         await world.stop()
     }
 
+    @Test("a snippet is the window of 16 tokens with the most query words, highlighted, with … where text was left out")
+    func snippets() async throws {
+        let world = try await StoreWorld.start()
+        var words = (1...40).map { "w\($0)" }
+        words[4] = "alpha"
+        words[29] = "alpha"
+        words[31] = "beta"
+        var put = samplePut(cards: 0)
+        put.chunks.append(ChunkInput(ordinal: 3, text: words.joined(separator: " ") + "."))
+        let result = try await world.call(Store.putMaterial, put)
+        let both = try await world.call(Store.search, SearchRequest(query: "alpha beta")).hits
+        #expect(both.map(\.id) == [result.chunkIds[3]])
+        #expect(both.first?.snippet == "…w28 w29 <mark>alpha</mark> w31 <mark>beta</mark> w33 w34 w35 w36 w37 w38 w39 w40.")
+        let first = try await world.call(Store.search, SearchRequest(query: "alpha")).hits
+        #expect(first.first?.snippet == "…w3 w4 <mark>alpha</mark> w6 w7 w8 w9 w10 w11 w12 w13 w14 w15 w16 w17 w18…")
+        let phrase = try await world.call(Store.search, SearchRequest(query: "\"red wavelengths\"")).hits
+        #expect(phrase.first?.snippet == "…blue and <mark>red wavelengths</mark>.")
+        await world.stop()
+    }
+
     @Test("search filters by kind, subject and material, pages, and follows edits and deletes")
     func filtersAndUpdates() async throws {
         let world = try await StoreWorld.start()

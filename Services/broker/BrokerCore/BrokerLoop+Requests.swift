@@ -45,6 +45,8 @@ extension BrokerLoop {
 
     private func handleClient() {
         let client = message.data(0)
+        // A client cut off for not reading its replies could not be answered anyway.
+        if !slowConsumers.isEmpty && slowConsumers.contains(client) { return }
         let receivedAt = clock.now
         guard message.count >= 4 else {
             replyError(client, service: "", id: "", .invalidArgument("request has no service frame"), trace: nil)
@@ -67,7 +69,7 @@ extension BrokerLoop {
         do {
             header = try RequestHeader.decode(bytes: message.bytes(5))
         } catch {
-            replyError(client, service: service, id: "", error, trace: nil)
+            replyError(client, service: service, id: RequestHeader.idOfRefused(bytes: message.bytes(5)) ?? "", error, trace: nil)
             return
         }
         let request = RequestRecord(
@@ -79,6 +81,13 @@ extension BrokerLoop {
         }
         if service == BrokerProtocol.serviceName {
             answerOwnMethod(client: client, header: header, method: request.methodName, trace: request.trace)
+            return
+        }
+        let clientRecord = clients[client]
+        if let clientRecord, clientRecord.outstandingIDs.contains(header.id) {
+            replyError(client, service: service, id: header.id,
+                       .invalidArgument("request id '\(header.id)' is in use by an unanswered request of this connection; outstanding requests need distinct ids"),
+                       trace: request.trace)
             return
         }
         guard let record = services[service], !record.workers.isEmpty else {
@@ -93,6 +102,7 @@ extension BrokerLoop {
         // on from the message it came in.
         if record.queue.isEmpty, let worker = record.workerWithFreeCredit(), forward(message, from: 4, of: request, to: worker) {
             record.requests += 1
+            outstanding(request, of: clientRecord)
             return
         }
         guard record.queue.count < configuration.maxQueuedPerService else {
@@ -101,11 +111,68 @@ extension BrokerLoop {
                        trace: request.trace)
             return
         }
+        let bytes = message.size(from: 4)
+        if let refusal = queuedBytesRefusal(adding: bytes, clientHas: clientRecord?.queuedBytes ?? 0) {
+            replyError(client, service: service, id: header.id, refusal, trace: request.trace)
+            return
+        }
         record.requests += 1
         let parts = ZMQMultipart(capacity: 4)
         message.move(4..<message.count, to: parts)
-        record.queue.append(QueuedRequest(record: request, parts: parts))
+        outstanding(request, of: clientRecord).queuedBytes += bytes
+        queuedBytes += bytes
+        record.queue.append(QueuedRequest(record: request, parts: parts, bytes: bytes))
         dispatch(record)
+    }
+
+    /// Why `bytes` more of a client that has `clientHas` waiting may not wait in the broker, if
+    /// they may not. A request is never refused for its size alone: the first of a client
+    /// passes the client's limit, the first of all passes the overall one.
+    private func queuedBytesRefusal(adding bytes: Int, clientHas: Int) -> BusError? {
+        func refusal(_ whose: String, has: Int, limit: Int, setting: String) -> BusError {
+            BusError(.resourceExhausted,
+                     "\(whose) \(has) bytes of requests waiting in the broker for free workers; \(bytes) more would pass \(setting) = \(limit)",
+                     details: .object(["bytes": .int(Int64(bytes)), "queuedBytes": .int(Int64(has)), "limit": .int(Int64(limit)), "setting": .string(setting)]))
+        }
+        if clientHas > 0 && clientHas + bytes > configuration.maxQueuedBytesPerClient {
+            return refusal("this client has", has: clientHas, limit: configuration.maxQueuedBytesPerClient, setting: "BROKER_MAX_CLIENT_QUEUED_BYTES")
+        }
+        if queuedBytes > 0 && queuedBytes + bytes > configuration.maxQueuedBytes {
+            return refusal("all clients have", has: queuedBytes, limit: configuration.maxQueuedBytes, setting: "BROKER_MAX_QUEUED_BYTES")
+        }
+        return nil
+    }
+
+    /// Records `request` as outstanding for its client (whose record is `existing`, if it has
+    /// one) and returns the client's record.
+    @discardableResult
+    private func outstanding(_ request: RequestRecord, of existing: ClientRecord?) -> ClientRecord {
+        let record = existing ?? {
+            let created = ClientRecord()
+            clients[request.client] = created
+            return created
+        }()
+        record.outstandingIDs.insert(request.id)
+        return record
+    }
+
+    /// `request` is answered (or will never be): its id is free again for its client.
+    func finished(_ request: RequestRecord) {
+        guard let record = clients[request.client] else { return }
+        record.outstandingIDs.remove(request.id)
+        if record.outstandingIDs.isEmpty { clients[request.client] = nil }
+    }
+
+    /// `request` left its queue: its bytes no longer count.
+    func unqueued(_ request: QueuedRequest) {
+        queuedBytes -= request.bytes
+        clients[request.record.client]?.queuedBytes -= request.bytes
+    }
+
+    /// Answers a request that was admitted (in flight or queued) on the broker's own behalf.
+    func fail(_ request: RequestRecord, service: String, _ error: BusError) {
+        finished(request)
+        replyError(request.client, service: service, id: request.id, error, trace: request.trace)
     }
 
     /// Hands queued requests to workers with free credit, oldest first.
@@ -113,18 +180,22 @@ extension BrokerLoop {
         while !service.queue.isEmpty, let worker = service.workerWithFreeCredit() {
             guard let request = service.queue.popFirst() else { return }
             if let deadline = request.record.deadlineMs, deadline <= Date().unixMilliseconds {
-                replyError(request.record.client, service: service.name, id: request.record.id,
-                           .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"),
-                           trace: request.record.trace)
+                unqueued(request)
+                fail(request.record, service: service.name,
+                     .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"))
                 continue
             }
-            if !forward(request.parts, from: 0, of: request.record, to: worker) {
+            if forward(request.parts, from: 0, of: request.record, to: worker) {
+                unqueued(request)
+            } else {
                 // Put it back first, so that losing the last worker answers it too.
                 service.queue.prepend(request)
-                removeWorker(worker, reason: "its connection closed")
+                removeWorker(worker, reason: Self.unreachableWorker)
             }
         }
     }
+
+    static let unreachableWorker = "its connection closed, or it does not read what it is sent"
 
     /// Sends a request to `worker` as `[empty, MDPW01, REQUEST, client, empty, method, header,
     /// payload, attachment?]`, moving its parts from `parts` (method first at `first`), and
@@ -199,11 +270,9 @@ extension BrokerLoop {
             }
             credit = min(claimed, configuration.maxCredit)
         }
-        let service = services[name] ?? {
-            let created = ServiceRecord(name: name)
-            services[name] = created
-            return created
-        }()
+        guard let service = services[name] ?? newService(name) else {
+            return disconnect(sender, reason: "READY for a new service '\(name)' while the broker keeps \(services.count) services, all with workers (BROKER_MAX_SERVICES)")
+        }
         let worker = WorkerRecord(identity: sender, service: service, credit: credit, expiresAt: clock.now + workerLiveness)
         workers[sender] = worker
         service.workers.append(worker)
@@ -211,6 +280,19 @@ extension BrokerLoop {
             "service": "\(name)", "worker": "\(worker.hexIdentity)", "credit": "\(credit)", "workers": "\(service.workers.count)",
         ])
         dispatch(service)
+    }
+
+    /// A record for a new service; at the limit it replaces the record of the service that has
+    /// been without workers longest, or, when every service has workers, there is none.
+    private func newService(_ name: String) -> ServiceRecord? {
+        if services.count >= configuration.maxServices {
+            let idle = services.values.lazy.compactMap { service in service.idleSince.map { (service, $0) } }
+            guard let (oldest, _) = idle.min(by: { $0.1 < $1.1 }) else { return nil }
+            services[oldest.name] = nil
+        }
+        let created = ServiceRecord(name: name)
+        services[name] = created
+        return created
     }
 
     private func handleReply(worker: WorkerRecord) {
@@ -230,6 +312,7 @@ extension BrokerLoop {
             logger.debug("dropping a reply to a request the worker does not hold", metadata: ["request": "\(header.id)"])
             return
         }
+        finished(request)
         let service = worker.service
         let replyBytes = message.size(from: 6)
         send(to: client) { () throws(ZMQError) in
@@ -269,17 +352,15 @@ extension BrokerLoop {
             "service": "\(service.name)", "worker": "\(worker.hexIdentity)", "reason": "\(reason)",
             "lostRequests": "\(worker.inFlight.count)", "workers": "\(service.workers.count)",
         ])
-        for request in worker.inFlight.values {
-            replyError(request.client, service: service.name, id: request.id,
-                       .unavailable("worker lost: the worker of \(service.name) holding this request went away (\(reason))"),
-                       trace: request.trace)
-        }
+        let lost = worker.inFlight.values
         worker.inFlight.removeAll()
+        for request in lost {
+            fail(request, service: service.name, .unavailable("worker lost: the worker of \(service.name) holding this request went away (\(reason))"))
+        }
         if service.workers.isEmpty {
             for request in service.queue.removeAll(where: { _ in true }) {
-                replyError(request.record.client, service: service.name, id: request.record.id,
-                           .unavailable("no responders: the last worker of service '\(service.name)' went away"),
-                           trace: request.record.trace)
+                unqueued(request)
+                fail(request.record, service: service.name, .unavailable("no responders: the last worker of service '\(service.name)' went away"))
             }
         } else {
             dispatch(service)
@@ -295,7 +376,7 @@ extension BrokerLoop {
             do {
                 requestHeader = try RequestHeader.decode(bytes: message.bytes(5))
             } catch {
-                replyError(client, service: service, id: "", error, trace: nil)
+                replyError(client, service: service, id: RequestHeader.idOfRefused(bytes: message.bytes(5)) ?? "", error, trace: nil)
                 return
             }
         }

@@ -25,13 +25,25 @@ final class BrokerLoop {
     @exclusivity(unchecked) var services: [String: ServiceRecord] = [:]
     @exclusivity(unchecked) var workers: [Data: WorkerRecord] = [:]
     @exclusivity(unchecked) var tracer: RPCTracer
+    /// Clients with requests not answered yet.
+    @exclusivity(unchecked) var clients: [Data: ClientRecord] = [:]
+    /// Bytes of requests waiting in service queues, all clients together.
+    @exclusivity(unchecked) var queuedBytes = 0
+    @exclusivity(unchecked) var slowConsumers = SlowConsumers()
+    /// Clients cut off during the current pass of the loop, whose queued requests are dropped
+    /// after it (not while the code that found them is walking a queue).
+    private var clientsCutOff: [Data] = []
     private var nextHeartbeat: ContinuousClock.Instant
     var malformedReports = RateLimitedReport(interval: .seconds(1))
+    private var slowConsumerReports = RateLimitedReport(interval: .seconds(1))
     let startedAt = Date()
 
     static let readBatch = 256
     /// How often queued requests are checked for passed deadlines.
     static let queueSweepInterval: Duration = .milliseconds(10)
+    /// A subscription travels as one frame: the prefix after a one-byte subscribe flag (ZMTP
+    /// 3.0) or after the ten bytes that name a SUBSCRIBE command (ZMTP 3.1, libzmq 4.3).
+    static let subscriptionFrameOverhead = 10
 
     /// The endpoints actually bound (ports resolved), in connectable form.
     let boundEndpoints: Broker.Endpoints
@@ -56,7 +68,7 @@ final class BrokerLoop {
             let xsub = try ZMQSocket(context: context, type: .xsub)
             opened.append(xsub)
             try xsub.set(.receiveHighWaterMark, configuration.highWaterMark)
-            try xsub.setMaxMessageSize(configuration.maxMessageBytes)
+            try xsub.setMaxMessageSize(min(configuration.maxEventBytes, configuration.maxMessageBytes))
             try Self.secure(xsub, configuration)
             try xsub.bind(configuration.pubBind)
             // Take every event from every publisher; the XPUB side filters per subscriber.
@@ -65,9 +77,9 @@ final class BrokerLoop {
             let xpub = try ZMQSocket(context: context, type: .xpub)
             opened.append(xpub)
             try xpub.set(.sendHighWaterMark, configuration.highWaterMark)
-            // What comes in here is subscriptions: no subscriber may send more than the limit either.
-            try xpub.setMaxMessageSize(configuration.maxMessageBytes)
-            try xpub.set(.xpubVerboser, 1)
+            // What comes in here is subscriptions: a longer one disconnects its subscriber
+            // before libzmq adds it to its trie.
+            try xpub.setMaxMessageSize(Int64(configuration.maxSubscriptionBytes + Self.subscriptionFrameOverhead))
             try Self.secure(xpub, configuration)
             try xpub.bind(configuration.subBind)
 
@@ -136,6 +148,7 @@ final class BrokerLoop {
                 nextHeartbeat = afterPoll + configuration.heartbeatInterval
             }
             sweepQueueDeadlines()
+            dropQueuedRequestsOfCutOffClients()
         }
         shutdown()
     }
@@ -159,13 +172,18 @@ final class BrokerLoop {
     // MARK: Sending
 
     /// Sends a message through the ROUTER to `identity`: the identity frame, then what `body`
-    /// sends. Never blocks: a peer that is gone or not reading loses the message, which is
-    /// logged. Returns whether the message went out.
+    /// sends. Never blocks: a peer that is gone or not reading loses the message. Returns
+    /// whether the message went out.
+    ///
+    /// A peer is "not reading" when `highWaterMark` messages already wait for it (libzmq counts
+    /// messages, not bytes, and with ROUTER_MANDATORY refuses the next with EAGAIN). A worker
+    /// in that state is removed by the caller; a client is cut off as a slow consumer.
     @discardableResult
     func send(to identity: Data, _ body: () throws(ZMQError) -> Void) -> Bool {
+        if !slowConsumers.isEmpty && slowConsumers.contains(identity) { return false }
         do {
             guard try router.send(identity, more: true, dontWait: true) else {
-                logger.warning("peer is not reading; dropping a message to it", metadata: ["peer": "\(hex(identity))"])
+                if workers[identity] == nil { cutOff(identity) }
                 return false
             }
             try body()
@@ -187,6 +205,33 @@ final class BrokerLoop {
     }
 
     func hex(_ data: Data) -> String { data.map { String(format: "%02x", $0) }.joined() }
+
+    /// Cuts off a client that does not read its replies, as NATS does a slow consumer: for a
+    /// while (``SlowConsumers``) nothing more is sent to it and what it sends is dropped, and its
+    /// queued requests are dropped after this pass of the loop. libzmq cannot close one
+    /// connection of a ROUTER, so the replies already queued towards it stay until it reads
+    /// them or disconnects; what it has in flight at workers is answered there and dropped here.
+    private func cutOff(_ client: Data) {
+        guard slowConsumers.cutOff(client, now: clock.now) else { return }
+        clientsCutOff.append(client)
+        guard let count = slowConsumerReports.occurrence(now: clock.now) else { return }
+        logger.warning("cut off a client that does not read its replies (slow consumer)", metadata: [
+            "client": "\(hex(client))", "unreadReplies": "\(configuration.highWaterMark)", "clients": "\(count)",
+            "total": "\(slowConsumers.total)",
+        ])
+    }
+
+    private func dropQueuedRequestsOfCutOffClients() {
+        guard !clientsCutOff.isEmpty else { return }
+        let cut = Set(clientsCutOff)
+        clientsCutOff.removeAll()
+        for service in services.values where !service.queue.isEmpty {
+            for request in service.queue.removeAll(where: { cut.contains($0.record.client) }) {
+                unqueued(request)
+                finished(request.record)
+            }
+        }
+    }
 
     func publishTrace(_ trace: RPCTrace) {
         for (index, frame) in tracer.event(trace).enumerated() {
@@ -216,11 +261,16 @@ final class BrokerLoop {
     }
 
     private func readSubscriptions() {
+        let frame = forwardFrame
         for _ in 0..<Self.readBatch {
-            guard let message = try? xpub.receive(dontWait: true) else { return }
-            guard let frame = message.first else { continue }
+            do {
+                guard try xpub.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
+            } catch {
+                logger.warning("subscription receive failed", metadata: ["error": "\(error)"])
+                return
+            }
             let wasEnabled = tracer.isEnabled
-            tracer.apply(subscriptionMessage: frame)
+            frame.withUnsafeBytes { tracer.apply(subscriptionMessage: $0) }
             if tracer.isEnabled != wasEnabled {
                 logger.info(tracer.isEnabled ? "bus.rpc tracing on (a subscriber listens)" : "bus.rpc tracing off")
             }
@@ -237,9 +287,21 @@ final class BrokerLoop {
             }
             let delivered = send(to: worker.identity, [MDP.Frames.empty, MDP.Frames.worker, MDP.Command.heartbeat.frame])
             if !delivered && workers[worker.identity] != nil {
-                removeWorker(worker, reason: "its connection closed")
+                removeWorker(worker, reason: Self.unreachableWorker)
             }
         }
+        expireServices(now: now)
+        slowConsumers.forget(cutOffBefore: now - SlowConsumers.memory)
+    }
+
+    /// Forgets services that have had no worker for `serviceExpiry` (their queue is empty:
+    /// the last worker leaving answered it), so that READY and DISCONNECT under ever new names
+    /// do not grow the table.
+    private func expireServices(now: ContinuousClock.Instant) {
+        let expired = services.values.filter { service in
+            service.idleSince.map { now - $0 >= configuration.serviceExpiry } ?? false
+        }
+        for service in expired where service.queue.isEmpty { services[service.name] = nil }
     }
 
     private func sweepQueueDeadlines() {
@@ -247,9 +309,9 @@ final class BrokerLoop {
         for service in services.values where !service.queue.isEmpty {
             let expired = service.queue.removeAll { ($0.record.deadlineMs ?? .max) <= nowMs }
             for request in expired {
-                replyError(request.record.client, service: service.name, id: request.record.id,
-                           .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"),
-                           trace: request.record.trace)
+                unqueued(request)
+                fail(request.record, service: service.name,
+                     .deadlineExceeded("the deadline passed while the request waited in the broker for a free worker of \(service.name)"))
             }
         }
     }

@@ -22,6 +22,8 @@ struct FIFO<Element> {
         }
     }
 
+    var first: Element? { head < items.count ? items[head] : nil }
+
     mutating func popFirst() -> Element? {
         guard head < items.count else { return nil }
         let item = items[head]
@@ -68,6 +70,18 @@ struct RequestRecord {
 struct QueuedRequest {
     let record: RequestRecord
     let parts: ZMQMultipart
+    /// The parts' size, counted against the client's and the broker's queued bytes.
+    let bytes: Int
+}
+
+/// A client with requests the broker has not answered yet: their ids, so that a second request
+/// under one of them is refused (it would take a second place at a worker under the same key,
+/// past the worker's credit), and the bytes of those waiting in queues. Made for a client's
+/// first outstanding request and dropped with its last, so the table follows the requests.
+final class ClientRecord {
+    // Touched for every request, by the broker thread only (see BrokerLoop.services).
+    @exclusivity(unchecked) var outstandingIDs: Set<String> = []
+    @exclusivity(unchecked) var queuedBytes = 0
 }
 
 /// A worker holds requests of one client under that client's ids.
@@ -100,7 +114,11 @@ final class WorkerRecord {
 final class ServiceRecord {
     let name: String
     // Touched for every request, by the broker thread only (see BrokerLoop.services).
-    @exclusivity(unchecked) var workers: [WorkerRecord] = []
+    @exclusivity(unchecked) var workers: [WorkerRecord] = [] {
+        didSet { idleSince = workers.isEmpty ? ContinuousClock.now : nil }
+    }
+    /// Since when the service has had no worker; its record expires some time after.
+    @exclusivity(unchecked) private(set) var idleSince: ContinuousClock.Instant? = ContinuousClock.now
     @exclusivity(unchecked) var queue = FIFO<QueuedRequest>()
     @exclusivity(unchecked) var requests: UInt64 = 0
     @exclusivity(unchecked) private var rotation = 0
@@ -121,4 +139,37 @@ final class ServiceRecord {
 
     var inFlight: Int { workers.reduce(0) { $0 + $1.inFlight.count } }
     var totalCredit: Int { workers.reduce(0) { $0 + $1.credit } }
+}
+
+/// Clients cut off for not reading their replies (slow consumers): nothing is sent to them and
+/// what they send is dropped, for ``memory`` after the cut or until ``remembered`` later cuts,
+/// whichever comes first. A client that reconnects is a new peer (a new identity) at once.
+struct SlowConsumers {
+    static let memory: Duration = .seconds(60)
+    static let remembered = 10_000
+    private var identities: Set<Data> = []
+    private var order = FIFO<(identity: Data, at: ContinuousClock.Instant)>()
+    /// Clients cut off since the broker started.
+    private(set) var total = 0
+
+    var isEmpty: Bool { identities.isEmpty }
+
+    func contains(_ identity: Data) -> Bool { identities.contains(identity) }
+
+    /// Cuts `identity` off; returns false if it is already.
+    mutating func cutOff(_ identity: Data, now: ContinuousClock.Instant) -> Bool {
+        guard identities.insert(identity).inserted else { return false }
+        order.append((identity, now))
+        total += 1
+        if identities.count > Self.remembered, let oldest = order.popFirst() { identities.remove(oldest.identity) }
+        return true
+    }
+
+    /// Forgets the clients cut off before `cutoff`.
+    mutating func forget(cutOffBefore cutoff: ContinuousClock.Instant) {
+        while let oldest = order.first, oldest.at < cutoff {
+            _ = order.popFirst()
+            identities.remove(oldest.identity)
+        }
+    }
 }

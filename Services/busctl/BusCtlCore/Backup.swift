@@ -35,7 +35,7 @@ extension BusCtl {
         func run() async throws {
             let destination = URL(fileURLWithPath: file)
             let (info, data) = try await withBus(endpoints) { bus in
-                let options = CallOptions(timeout: .milliseconds(Int64(timeout * 1000)))
+                let options = CallOptions(timeout: .seconds(saturating: timeout))
                 do {
                     let (info, attachment) = try await bus.callWithAttachment(Reserved.backup(service), Empty(), options: options)
                     return (info, try BackupCheck.verified(info, attachment))
@@ -69,12 +69,23 @@ enum BackupCheck {
 
 /// Writes files so that readers see the old file or the whole new one, never a part.
 enum AtomicFile {
-    /// Writes `data` to a temporary file beside `destination` (mode 0600), flushes it to disk,
-    /// and renames it over `destination`.
+    /// Writes `data` to a new temporary file beside `destination` (mode 0600), flushes it to
+    /// disk, and renames it over `destination`.
+    ///
+    /// The temporary file is created with `O_EXCL | O_NOFOLLOW` under an unpredictable name: in
+    /// a folder others can write to, a file or symbolic link planted under that name beforehand
+    /// makes the open fail instead of the backup being written through it.
     static func write(_ data: Data, to destination: URL) throws(WriteFailed) {
-        let temporary = destination.deletingLastPathComponent()
-            .appending(path: ".\(destination.lastPathComponent).partial-\(getpid())").path
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let folder = destination.deletingLastPathComponent()
+        var temporary = ""
+        var descriptor: Int32 = -1
+        var attempts = 0
+        repeat {
+            let suffix = String(UInt64.random(in: 0...UInt64.max), radix: 36)
+            temporary = folder.appending(path: ".\(destination.lastPathComponent).partial-\(getpid())-\(suffix)").path
+            descriptor = createNew(temporary)
+            attempts += 1
+        } while descriptor < 0 && errno == EEXIST && attempts < 8
         guard descriptor >= 0 else { throw WriteFailed("cannot create \(temporary)") }
         let written = data.withUnsafeBytes { buffer -> Bool in
             var offset = 0
@@ -97,6 +108,14 @@ enum AtomicFile {
             unlink(temporary)
             throw failure
         }
+    }
+}
+
+extension AtomicFile {
+    /// Opens a new file at `path` for writing, mode 0600, only if nothing is there: not a file,
+    /// not a symbolic link (which is not followed). -1 with `errno` set otherwise.
+    static func createNew(_ path: String) -> Int32 {
+        open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     }
 }
 

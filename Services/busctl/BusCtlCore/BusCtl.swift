@@ -89,12 +89,53 @@ enum Output {
         FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 
+    /// Writes one line to standard error; control characters in `text` (which may carry a
+    /// service's message) are shown escaped.
     static func error(_ text: String) {
-        FileHandle.standardError.write(Data(((errorColour ? "\u{1B}[31m" : "") + text + (errorColour ? "\u{1B}[0m" : "") + "\n").utf8))
+        FileHandle.standardError.write(Data(((errorColour ? "\u{1B}[31m" : "") + printable(text) + (errorColour ? "\u{1B}[0m" : "") + "\n").utf8))
     }
 
+    /// Like ``error(_:)``, in yellow.
     static func warning(_ text: String) {
-        FileHandle.standardError.write(Data(((errorColour ? "\u{1B}[33m" : "") + text + (errorColour ? "\u{1B}[0m" : "") + "\n").utf8))
+        FileHandle.standardError.write(Data(((errorColour ? "\u{1B}[33m" : "") + printable(text) + (errorColour ? "\u{1B}[0m" : "") + "\n").utf8))
+    }
+
+    /// `text` with every character that steers a terminal shown as an escape instead (`\x1b`,
+    /// `\u202e`): C0 controls (line breaks and tabs too, so one line stays one line), DEL, C1
+    /// controls and the bidirectional overrides. Text from the bus (topics, users, payloads,
+    /// messages) could otherwise rewrite the screen, the title or the clipboard of whoever reads it.
+    static func printable(_ text: String) -> String {
+        escapingControls(text) { scalar in
+            scalar.value <= 0xFF ? "\\x" + hex(scalar.value, digits: 2) : "\\u" + hex(scalar.value, digits: 4)
+        }
+    }
+
+    /// JSON text with the same characters written as JSON escapes (`\u009b`): the same JSON
+    /// value, safe on a terminal. JSON writers escape C0 controls but leave C1 and the
+    /// bidirectional overrides raw.
+    static func printableJSON(_ json: String) -> String {
+        escapingControls(json) { scalar in "\\u" + hex(scalar.value, digits: 4) }
+    }
+
+    private static func escapingControls(_ text: String, _ escape: (Unicode.Scalar) -> String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if isControl(scalar) { result += escape(scalar) } else { result.unicodeScalars.append(scalar) }
+        }
+        return result
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x061C, 0x200E, 0x200F, 0x202A...0x202E, 0x2066...0x2069: true
+        default: false
+        }
+    }
+
+    private static func hex(_ value: UInt32, digits: Int) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, digits - text.count)) + text
     }
 
     static func dim(_ text: String) -> String { colour ? "\u{1B}[2m\(text)\u{1B}[0m" : text }

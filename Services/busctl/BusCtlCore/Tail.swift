@@ -53,26 +53,29 @@ extension BusCtl {
             }
         }
 
+        /// One line for `event`. Everything in it but the styling comes from the publisher, so
+        /// control characters are shown escaped (``Output/printable(_:)``).
         func format(_ event: BusEvent) -> String {
             if json {
                 var object: [String: JSONValue] = ["topic": .string(event.topic), "header": headerJSON(event.header)]
                 if !headersOnly { object["payload"] = (try? JSONValue.parse(event.payload)) ?? .string(String(decoding: event.payload, as: UTF8.self)) }
-                return JSONValue.object(object).jsonText
+                return Output.printableJSON(JSONValue.object(object).jsonText)
             }
+            let text = Output.printable
             let time = Output.dim(String(ISO8601.format(unixMilliseconds: event.header.ts).dropFirst(11).dropLast()))
             if event.topic == BrokerProtocol.rpc.name, let trace = try? event.decode(BrokerProtocol.rpc) {
                 let code = StatusCode(wireValue: trace.code)
-                var line = "\(time) \(Output.bold("\(trace.service)/\(trace.method)")) \(Output.status(code)) \(Self.latency(trace.latencyUs))"
+                var line = "\(time) \(Output.bold(text("\(trace.service)/\(trace.method)"))) \(Output.status(code)) \(Self.latency(trace.latencyUs))"
                 line += " \(Self.bytes(trace.requestBytes))→\(Self.bytes(trace.replyBytes))"
-                if let user = trace.user { line += " user=\(user)" }
+                if let user = trace.user { line += " user=\(text(user))" }
                 if trace.fromBroker { line += Output.dim(" (answered by the broker)") }
-                return line + Output.dim(" id=\(trace.id)")
+                return line + Output.dim(" id=\(text(trace.id))")
             }
-            var line = "\(time) \(Output.bold(event.topic)) \(event.header.source)[\(event.header.instance)] seq=\(event.header.seq)"
-            if let user = event.header.user { line += " user=\(user)" }
+            var line = "\(time) \(Output.bold(text(event.topic))) \(text(event.header.source))[\(text(event.header.instance))] seq=\(event.header.seq)"
+            if let user = event.header.user { line += " user=\(text(user))" }
             if !headersOnly {
                 let preview = String(decoding: event.payload, as: UTF8.self)
-                line += " " + (preview.count > 160 ? String(preview.prefix(159)) + "…" : preview)
+                line += " " + text(preview.count > 160 ? String(preview.prefix(159)) + "…" : preview)
             }
             return line
         }

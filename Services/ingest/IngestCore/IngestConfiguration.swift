@@ -31,17 +31,41 @@ public struct ToolSettings: Sendable {
     public var ocrLanguages: String
     /// The longest one run of a tool may take; it is killed then.
     public var timeout: Duration
+    /// What one run of a tool may use (its resource limits).
+    public var limits: ToolLimits
 
-    /// The Debian tools by name, English OCR, 60 s a run.
+    /// The Debian tools by name, English OCR, 60 s a run, the default limits.
     public init(
         pdftotext: String = "pdftotext", pdftoppm: String = "pdftoppm", tesseract: String = "tesseract", ocrLanguages: String = "eng",
-        timeout: Duration = .seconds(60)
+        timeout: Duration = .seconds(60), limits: ToolLimits = ToolLimits()
     ) {
         self.pdftotext = pdftotext
         self.pdftoppm = pdftoppm
         self.tesseract = tesseract
         self.ocrLanguages = ocrLanguages
         self.timeout = timeout
+        self.limits = limits
+    }
+}
+
+/// The resource limits of one run of a tool (setrlimit in the tool's process): a hostile PDF or
+/// image must not take the worker's machine with it.
+public struct ToolLimits: Sendable, Equatable {
+    /// Address space (RLIMIT_AS), `INGEST_TOOL_MEMORY_MB`; an allocation beyond it fails.
+    public var memoryBytes: Int
+    /// CPU time (RLIMIT_CPU), `INGEST_TOOL_CPU_SECONDS`; the tool is stopped beyond it.
+    public var cpuSeconds: Int
+    /// The largest file it may write (RLIMIT_FSIZE), `INGEST_TOOL_MAX_FILE_MB`: a page pdftoppm renders.
+    public var fileBytes: Int
+    /// Open file descriptors (RLIMIT_NOFILE), `INGEST_TOOL_OPEN_FILES`.
+    public var openFiles: Int
+
+    /// 1 GiB of memory, 60 s of CPU, files up to 64 MiB, 64 open files.
+    public init(memoryBytes: Int = 1024 * 1024 * 1024, cpuSeconds: Int = 60, fileBytes: Int = 64 * 1024 * 1024, openFiles: Int = 64) {
+        self.memoryBytes = memoryBytes
+        self.cpuSeconds = cpuSeconds
+        self.fileBytes = fileBytes
+        self.openFiles = openFiles
     }
 }
 
@@ -55,10 +79,16 @@ public struct IngestConfiguration: ServiceConfiguration {
     public var concurrency = 4
     /// Jobs that may wait in the queue before submits are refused with RESOURCE_EXHAUSTED.
     public var queueLimit = 256
-    /// Bytes of files the worker holds at once (running and queued jobs); a submit beyond it is
-    /// refused with RESOURCE_EXHAUSTED, unless the worker holds nothing (one file up to 50 MB
-    /// always fits).
+    /// Bytes the worker holds at once for running and queued jobs — each job's file and what it
+    /// may expand to (``expansionAllowance(_:fileBytes:)``); a submit beyond it is refused with
+    /// RESOURCE_EXHAUSTED, unless the worker holds nothing (one file up to 50 MB always fits).
     public var memoryBudgetBytes = 1024 * 1024 * 1024
+    /// The most bytes one job may unpack (the XML of a Word document's zip) or take from tools
+    /// (pdftotext's text); reserved in the memory budget with the file (``expansionAllowance(_:fileBytes:)``).
+    public var maxExpansionBytes = 128 * 1024 * 1024
+    /// The most a zip entry may inflate per compressed byte, and a job's file as a whole (its
+    /// allowance is at most this many times its size): beyond it the file is taken for a bomb.
+    public var maxCompressionRatio = 100
     public var chunking = ChunkingSettings()
     public var tools = ToolSettings()
     /// A job's hard limit, from the moment its material went `processing` (queueing included).
@@ -82,6 +112,25 @@ public struct IngestConfiguration: ServiceConfiguration {
     /// The defaults of docs/services/ingest.md.
     public init() {}
 
+    /// The bytes a job may unpack or take from tools, reserved with its file in the memory budget:
+    /// for a Word document, an e-mail (its attachments) or a PDF, `maxCompressionRatio` times the
+    /// file (at least 1 MiB) up to `maxExpansionBytes`; for an image 1 MiB (OCR's text); none for
+    /// text and audio, which expand nothing. Never more than the memory budget.
+    public func expansionAllowance(_ format: IngestFormat, fileBytes: Int) -> Int {
+        let mebibyte = 1024 * 1024
+        let allowance: Int
+        switch format {
+        case .docx, .eml, .pdf:
+            let (scaled, overflow) = fileBytes.multipliedReportingOverflow(by: maxCompressionRatio)
+            allowance = min(maxExpansionBytes, overflow ? .max : max(mebibyte, scaled))
+        case .png, .jpeg:
+            allowance = min(maxExpansionBytes, mebibyte)
+        case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .wav, .mp3, .m4a:
+            allowance = 0
+        }
+        return min(allowance, memoryBudgetBytes)
+    }
+
     /// A material whose worker was lost ends `failed` at most this long after its processing
     /// started, as long as any ingest worker runs (the sweep's age bound plus one interval).
     public var lostWorkerBound: Duration { stuckAfter + sweepInterval }
@@ -94,6 +143,8 @@ public struct IngestConfiguration: ServiceConfiguration {
         concurrency = try environment.int("INGEST_CONCURRENCY", default: concurrency, in: 1...256)
         queueLimit = try environment.int("INGEST_QUEUE_LIMIT", default: queueLimit, in: 0...100_000)
         memoryBudgetBytes = try environment.int("INGEST_MEMORY_BUDGET_MB", default: 1024, in: 1...1_048_576) * 1024 * 1024
+        maxExpansionBytes = try environment.int("INGEST_MAX_INFLATED_MB", default: 128, in: 1...65_536) * 1024 * 1024
+        maxCompressionRatio = try environment.int("INGEST_MAX_COMPRESSION_RATIO", default: 100, in: 2...100_000)
         let target = try environment.int("INGEST_CHUNK_TARGET_CHARS", default: 1000, in: 100...50_000)
         let overlap = try environment.int("INGEST_CHUNK_OVERLAP_CHARS", default: min(150, target / 4), in: 0...(target / 4))
         chunking = ChunkingSettings(targetCharacters: target, overlapCharacters: overlap)
@@ -102,7 +153,12 @@ public struct IngestConfiguration: ServiceConfiguration {
             pdftoppm: environment.string("INGEST_PDFTOPPM", default: "pdftoppm"),
             tesseract: environment.string("INGEST_TESSERACT", default: "tesseract"),
             ocrLanguages: environment.string("INGEST_OCR_LANGUAGES", default: "eng"),
-            timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)))
+            timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)),
+            limits: ToolLimits(
+                memoryBytes: try environment.int("INGEST_TOOL_MEMORY_MB", default: 1024, in: 64...1_048_576) * 1024 * 1024,
+                cpuSeconds: try environment.int("INGEST_TOOL_CPU_SECONDS", default: 60, in: 1...86_400),
+                fileBytes: try environment.int("INGEST_TOOL_MAX_FILE_MB", default: 64, in: 1...1_048_576) * 1024 * 1024,
+                openFiles: try environment.int("INGEST_TOOL_OPEN_FILES", default: 64, in: 16...65_536)))
         jobTimeout = .seconds(try environment.int("INGEST_JOB_TIMEOUT_SECONDS", default: 120, in: 1...86_400))
         let stuckSeconds = try environment.int("INGEST_STUCK_AFTER_SECONDS", default: 150, in: 1...86_400)
         stuckAfter = .seconds(stuckSeconds)

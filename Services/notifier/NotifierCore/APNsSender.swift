@@ -11,7 +11,7 @@ struct APNsSender: ChannelSender {
     let http: HTTPClient
     let configuration: APNsConfiguration
     let tokens: APNsTokenProvider
-    let timeout: Duration
+    let limits: DeliveryLimits
 
     /// What one reason means for the delivery.
     enum Action: Equatable {
@@ -30,6 +30,14 @@ struct APNsSender: ChannelSender {
         default:
             return .drop
         }
+    }
+
+    /// Apple's `reason` from an error body: one of its documented names (ASCII letters), else nil.
+    static func reason(in body: Data) -> String? {
+        guard let reason = (try? JSONValue.parse(body))?["reason"]?.stringValue, (1...64).contains(reason.utf8.count),
+              reason.utf8.allSatisfy({ (65...90).contains($0) || (97...122).contains($0) })
+        else { return nil }
+        return reason
     }
 
     /// A UUID derived from the delivery id, so every attempt of one delivery carries the same `apns-id`.
@@ -69,17 +77,16 @@ struct APNsSender: ChannelSender {
         ]
         if let timerId = notification.timerId { headers.append(("apns-collapse-id", String(timerId.utf8.prefix(64)) ?? timerId)) }
         let host = configuration.host.hasSuffix("/") ? String(configuration.host.dropLast()) : configuration.host
-        let request = HTTPRequest(
-            method: "POST", url: "\(host)/3/device/\(deviceToken)", headers: headers, body: body, timeout: timeout,
-            connectTimeout: min(timeout, .seconds(10)), version: .http2WhenOffered, caFile: configuration.caFile)
+        var request = limits.post(url: "\(host)/3/device/\(deviceToken)", headers: headers, body: body)
+        request.caFile = configuration.caFile
         let response: HTTPResponse
-        do {
+        do throws(HTTPClientError) {
             response = try await http.send(request)
         } catch {
-            return .retry(status: nil, error: error.description, after: nil)
+            return .retry(status: nil, error: "APNs: \(error.reason)", after: nil)
         }
         if response.status == 200 { return .sent(status: 200) }
-        let reason = (try? JSONValue.parse(response.body))?["reason"]?.stringValue ?? "HTTP \(response.status)"
+        let reason = Self.reason(in: response.body) ?? "HTTP \(response.status)"
         let error = "APNs \(response.status) \(reason)"
         switch Self.action(status: response.status, reason: reason) {
         case .retry:

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Wire
 
 /// One claimed delivery, with what its sender needs.
 struct DeliveryJob: Sendable {
@@ -45,26 +46,34 @@ struct RetryPolicy: Sendable {
     var maximum: Duration
     var maximumAttempts: Int
 
+    /// The longest wait a server's `Retry-After` can ask for; longer asks are cut to it.
+    static let maximumRetryAfter: Duration = .seconds(86_400)
+
     /// The delay before attempt `attempt + 1`: `base * 2^(attempt-1)` capped at `maximum`, then a
     /// random point in its upper half ("equal jitter"), so retries of many deliveries spread out.
     func delay(afterAttempt attempt: Int, retryAfter: Duration?) -> Duration {
-        if let retryAfter { return min(max(retryAfter, .zero), .seconds(86_400)) }
+        if let retryAfter { return min(max(retryAfter, .zero), Self.maximumRetryAfter) }
         let exponent = min(max(attempt - 1, 0), 40)
         let raw = base * Double(1 << min(exponent, 30))
         let capped = min(raw, maximum)
         return capped / 2 + capped / 2 * Double.random(in: 0...1)
     }
 
-    /// Parses `Retry-After`: delay-seconds or an HTTP date.
+    /// Parses `Retry-After` (RFC 9110): delay-seconds or an HTTP date, from an answer the
+    /// notifier does not control. The result is within 0…``maximumRetryAfter``: any number of
+    /// digits saturates, a date in the past is 0; anything else (a sign, a fraction, an
+    /// impossible date, more than 100 characters) is nil, so the back-off decides.
     static func parseRetryAfter(_ value: String?, now: Date) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Int(value), seconds >= 0 { return .seconds(seconds) }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return .milliseconds(max(0, Int64(date.timeIntervalSince(now) * 1000)))
+        guard let value = value?.trimmingCharacters(in: .whitespaces), (1...100).contains(value.utf8.count) else { return nil }
+        let limit = Int64(maximumRetryAfter.components.seconds)
+        if value.utf8.allSatisfy({ (48...57).contains($0) }) {
+            // Int64(value) is nil past Int64.max: that many seconds is as good as the limit.
+            return .seconds(min(Int64(value) ?? limit, limit))
+        }
+        guard let date = HTTPDate.secondsSince1970(value) else { return nil }
+        let wait = (Double(date) - now.timeIntervalSince1970).rounded(.up)
+        guard wait.isFinite else { return nil }
+        return .seconds(Int64(min(max(wait, 0), Double(limit))))
     }
 }
 

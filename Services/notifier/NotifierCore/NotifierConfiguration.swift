@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import HTTPClient
 import ServiceKit
 import Wire
 
@@ -28,6 +29,11 @@ public struct NotifierConfiguration: ServiceConfiguration {
     public var disableAfter: Duration = .seconds(120 * 3600)
     /// Timeout of one HTTP attempt (`NOTIFIER_HTTP_TIMEOUT_MS`, default 15 s).
     public var httpTimeout: Duration = .seconds(15)
+    /// Bytes of an answer's body read at most; the rest is not read (`NOTIFIER_HTTP_MAX_RESPONSE_BYTES`, default 4096).
+    public var httpMaximumResponseBytes = 4096
+    /// Networks webhooks and ntfy topics may reach besides public addresses
+    /// (`NOTIFIER_ALLOWED_NETWORKS`, CIDRs separated by commas; default none: public addresses only).
+    public var allowedNetworks: [IPNetwork] = []
     /// Deliveries in flight at once (`NOTIFIER_MAX_IN_FLIGHT`, default 512).
     public var maximumInFlight = 512
     /// Deliveries in flight at once to one channel (`NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL`, default 64).
@@ -57,9 +63,26 @@ public struct NotifierConfiguration: ServiceConfiguration {
         maximumAttempts = try environment.int("NOTIFIER_MAX_ATTEMPTS", default: 24, in: 1...100)
         disableAfter = .seconds(try environment.int("NOTIFIER_DISABLE_AFTER_HOURS", default: 120, in: 1...8760) * 3600)
         httpTimeout = try environment.milliseconds("NOTIFIER_HTTP_TIMEOUT_MS", default: httpTimeout)
+        httpMaximumResponseBytes = try environment.int("NOTIFIER_HTTP_MAX_RESPONSE_BYTES", default: 4096, in: 256...1_048_576)
+        allowedNetworks = try Self.networks(environment.optionalString("NOTIFIER_ALLOWED_NETWORKS"), variable: "NOTIFIER_ALLOWED_NETWORKS")
         maximumInFlight = try environment.int("NOTIFIER_MAX_IN_FLIGHT", default: 512, in: 1...10_000)
         maximumInFlightPerChannel = try environment.int("NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL", default: 64, in: 1...10_000)
         apns = try APNsConfiguration(environment: environment)
+    }
+
+    /// `10.0.0.0/8, fd00::/8, 192.168.1.20`: CIDRs (a bare address is one host) separated by
+    /// commas or spaces, at most 100.
+    static func networks(_ text: String?, variable: String) throws(BusError) -> [IPNetwork] {
+        let entries = (text ?? "").split { $0 == "," || $0.isWhitespace }
+        guard entries.count <= 100 else { throw .invalidArgument("environment variable \(variable) lists more than 100 networks") }
+        var networks: [IPNetwork] = []
+        for entry in entries {
+            guard let network = IPNetwork(String(entry)) else {
+                throw .invalidArgument("environment variable \(variable) must list CIDRs such as 10.0.0.0/8 or fd00::/8, got '\(entry.prefix(100))'")
+            }
+            networks.append(network)
+        }
+        return networks
     }
 }
 

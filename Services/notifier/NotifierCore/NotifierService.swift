@@ -20,7 +20,10 @@ public final class NotifierService: StudyBusService {
     let channels: ChannelMethods
     let preferences: PreferenceMethods
     let deliveries: DeliveryMethods
-    private let http: HTTPClient
+    /// Reaches the URLs users give (webhooks, ntfy): public addresses and `allowedNetworks` only.
+    private let endpointsHTTP: HTTPClient
+    /// Reaches APNs, which the operator configures (as ai-gateway's providers): any address.
+    private let apnsHTTP: HTTPClient?
 
     /// Opens (or creates) the database, sets up the senders and registers the methods and the
     /// events consumed.
@@ -30,14 +33,19 @@ public final class NotifierService: StudyBusService {
         owner = try DataOwner(
             context: context, contract: Notifier, database: .init(url: configuration.databaseURL, migrator: Schema.migrator()), credit: 64)
         let database = owner.database
-        http = try HTTPClient(logger: logger)
+        let limits = DeliveryLimits(timeout: configuration.httpTimeout, maximumResponseBytes: configuration.httpMaximumResponseBytes)
+        endpointsHTTP = try HTTPClient(logger: logger, destinationPolicy: DestinationPolicy(allowing: configuration.allowedNetworks))
         var senders: [ChannelType: any ChannelSender] = [
-            .webhook: WebhookSender(http: http, timeout: configuration.httpTimeout),
-            .ntfy: NtfySender(http: http, timeout: configuration.httpTimeout),
+            .webhook: WebhookSender(http: endpointsHTTP, limits: limits),
+            .ntfy: NtfySender(http: endpointsHTTP, limits: limits),
         ]
         if let apns = configuration.apns {
+            let apnsHTTP = try HTTPClient(logger: logger)
+            self.apnsHTTP = apnsHTTP
             senders[.apns] = APNsSender(
-                http: http, configuration: apns, tokens: try APNsTokenProvider(configuration: apns, clock: clock), timeout: configuration.httpTimeout)
+                http: apnsHTTP, configuration: apns, tokens: try APNsTokenProvider(configuration: apns, clock: clock), limits: limits)
+        } else {
+            apnsHTTP = nil
         }
         let dispatcher = Dispatcher(database: database, configuration: configuration, clock: clock, senders: senders, logger: logger)
         self.dispatcher = dispatcher
@@ -58,10 +66,10 @@ public final class NotifierService: StudyBusService {
         DeliveryMethods.register(handlers)
     }
 
-    /// The consumer and the dispatcher run between the HTTP client and the host: at shutdown the
+    /// The consumer and the dispatcher run between the HTTP clients and the host: at shutdown the
     /// host drains, the dispatcher finishes the sends in flight, the consumer stops, and the HTTP
-    /// client closes.
+    /// clients close.
     public var services: [any Service] {
-        owner.services(running: [http, consumer, dispatcher])
+        owner.services(running: [endpointsHTTP] + (apnsHTTP.map { [$0] } ?? []) + [consumer, dispatcher])
     }
 }

@@ -8,7 +8,7 @@ import Wire
 /// `topic`, `message`, `title`, `priority` (1–5), `tags` and `click`.
 struct NtfySender: ChannelSender {
     let http: HTTPClient
-    let timeout: Duration
+    let limits: DeliveryLimits
 
     /// The JSON ntfy publishes from.
     struct Message: Codable, Equatable {
@@ -41,8 +41,7 @@ struct NtfySender: ChannelSender {
         guard let body = try? WireCoding.encode(message) else { return .failed(status: nil, error: "cannot encode the message") }
         var headers: [(name: String, value: String)] = [("content-type", "application/json"), ("x-message-id", job.deliveryId)]
         if let token = job.channel.token { headers.append(("authorization", "Bearer \(token)")) }
-        let request = HTTPRequest(method: "POST", url: root, headers: headers, body: body, timeout: timeout,
-                                  connectTimeout: min(timeout, .seconds(10)), version: .http2WhenOffered)
+        let request = limits.post(url: root, headers: headers, body: body)
         let outcome = await HTTPOutcome.of(request, http: http, now: now)
         // ntfy answers 410 for nothing a user chose; treat it as any other refusal, not a request to stop.
         if case .disableChannel(let status, let error) = outcome { return .failed(status: status, error: error) }

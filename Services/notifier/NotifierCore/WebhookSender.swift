@@ -18,7 +18,7 @@ public struct WebhookPayload: Codable, Sendable, Equatable {
 /// Delivers to webhook endpoints: signed POSTs, outcomes by Standard Webhooks' status handling.
 struct WebhookSender: ChannelSender {
     let http: HTTPClient
-    let timeout: Duration
+    let limits: DeliveryLimits
 
     func send(_ job: DeliveryJob, now: Date) async -> DeliveryOutcome {
         guard let url = job.channel.url, let secret = job.channel.secret,
@@ -29,39 +29,11 @@ struct WebhookSender: ChannelSender {
             data: job.notification)
         guard let body = try? WireCoding.encode(payload) else { return .failed(status: nil, error: "cannot encode the payload") }
         let timestamp = Int64(now.timeIntervalSince1970)
-        let request = HTTPRequest(
-            method: "POST", url: url,
-            headers: [
-                ("content-type", "application/json"), ("user-agent", "StudyBus-notifier"),
-                ("webhook-id", job.deliveryId), ("webhook-timestamp", String(timestamp)),
-                ("webhook-signature", StandardWebhooks.signature(id: job.deliveryId, timestamp: timestamp, body: body, key: key)),
-            ],
-            body: body, timeout: timeout, connectTimeout: min(timeout, .seconds(10)), version: .http2WhenOffered)
+        let request = limits.post(url: url, headers: [
+            ("content-type", "application/json"), ("user-agent", "StudyBus-notifier"),
+            ("webhook-id", job.deliveryId), ("webhook-timestamp", String(timestamp)),
+            ("webhook-signature", StandardWebhooks.signature(id: job.deliveryId, timestamp: timestamp, body: body, key: key)),
+        ], body: body)
         return await HTTPOutcome.of(request, http: http, now: now)
-    }
-}
-
-/// The outcome of a plain HTTP delivery (webhook, ntfy), by status.
-enum HTTPOutcome {
-    static func of(_ request: HTTPRequest, http: HTTPClient, now: Date) async -> DeliveryOutcome {
-        let response: HTTPResponse
-        do {
-            response = try await http.send(request)
-        } catch {
-            return .retry(status: nil, error: error.description, after: nil)
-        }
-        let status = response.status
-        let detail = String(decoding: response.body.prefix(200), as: UTF8.self)
-        switch status {
-        case 200..<300:
-            return .sent(status: status)
-        case 410:
-            return .disableChannel(status: status, error: "HTTP 410 Gone: the endpoint asked for no more deliveries")
-        case 408, 425, 429, 500..<600:
-            return .retry(status: status, error: "HTTP \(status) \(detail)",
-                          after: RetryPolicy.parseRetryAfter(response.header("retry-after"), now: now))
-        default:
-            return .failed(status: status, error: "HTTP \(status) \(detail)")
-        }
     }
 }

@@ -77,25 +77,26 @@ public final class SchedulerService: StudyBusService {
     /// shutdown the host drains, they stop, and the outbox publishes what was committed last.
     public var services: [any Service] { owner.services(running: [storeCards, reminders]) }
 
-    /// Runs `body` for the calling user, once per idempotency key, in a savepoint of the next
-    /// group-committed write transaction (``GroupCommit``).
+    /// Runs `body` for the calling user, once per idempotency key (bound to `request`, what the
+    /// caller sent), in a savepoint of the next group-committed write transaction (``GroupCommit``).
     func write<Response: Codable & Sendable>(
-        _ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
+        _ context: RequestContext, _ request: some Encodable, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
     ) async throws -> Response {
         let user = try context.requireUser()
+        let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
         return try await writer.write { [clock] db in
             // "Now" is read inside the transaction so that it never goes back between commits
             // (two reviews of one card without a time must not see each other in the future).
             let now = clock.now()
-            return try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) { try body(db, user, now) }
+            return try Idempotency.once(db, user: user, key: key, now: now) { try body(db, user, now) }
         }
     }
 
-    /// Like ``write(_:_:)`` for changes that affect reminders: wakes the reminder loop after commit.
+    /// Like ``write(_:_:_:)`` for changes that affect reminders: wakes the reminder loop after commit.
     func writeAffectingReminders<Response: Codable & Sendable>(
-        _ context: RequestContext, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
+        _ context: RequestContext, _ request: some Encodable, _ body: @escaping @Sendable (Database, String, Date) throws -> Response
     ) async throws -> Response {
-        let response = try await write(context, body)
+        let response = try await write(context, request, body)
         reminders.invalidate()
         return response
     }

@@ -145,10 +145,16 @@ final class Changes {
     }
 
     /// The `updatedAt` of an API edit: now, or just after the stored version if a device's
-    /// clock put that in the future — an edit applied here must win over what it replaced.
+    /// clock put that in the future — an edit applied here must win over what it replaced. Never
+    /// past 9999-12-31T23:59:59.999Z, the last time the wire's dates carry (a record stamped
+    /// that late by a device, before `sync.push` bounded clocks, keeps that time).
     func nextUpdate(after previous: Date) -> Date {
-        now > previous ? now : previous.addingTimeInterval(0.001).atStorePrecision
+        guard now <= previous else { return now }
+        return Date(unixMilliseconds: min(previous.unixMilliseconds + 1, Self.latestWireMilliseconds))
     }
+
+    /// 9999-12-31T23:59:59.999Z in Unix milliseconds.
+    static let latestWireMilliseconds: Int64 = 253_402_300_799_999
 
     /// Moves the record to the end of the user's change log (`sync.pull`).
     private func logChange(_ kind: SyncKind, _ id: String) throws {

@@ -88,6 +88,8 @@ struct ListQuery: Sendable {
 
 /// Opaque page cursors: base64url of `{"l": list, "k": [sort keys of the last row]}`.
 enum PageCursor {
+    static let invalid = Field.invalid("cursor", "is not a cursor this list returned")
+
     static func encode(list: String, keys: [DatabaseValue]) -> String {
         let values: [JSONValue] = keys.map { value in
             switch value.storage {
@@ -101,9 +103,10 @@ enum PageCursor {
     }
 
     static func decode(_ cursor: String, list: String, keyCount: Int) throws(BusError) -> [DatabaseValue] {
-        guard let data = Base64URL.decode(cursor), let object = try? JSONValue.parse(data).objectValue,
+        guard cursor.utf8.count <= StoreLimits.cursorLength, let data = Base64URL.decode(cursor),
+              let object = try? JSONValue.parse(data).objectValue,
               object["l"]?.stringValue == list, let keys = object["k"]?.arrayValue, keys.count == keyCount
-        else { throw Field.invalid("cursor", "is not a cursor this list returned") }
+        else { throw invalid }
         return keys.map { key in
             if let number = key.intValue { return number.databaseValue }
             if let number = key.doubleValue { return number.databaseValue }

@@ -19,21 +19,31 @@ public struct StoreConfiguration: ServiceConfiguration {
     public var credit: Int
     /// How long published events stay replayable (`OUTBOX_RETENTION_DAYS`, default 30).
     public var outboxRetention: Duration
+    /// How far after the store's clock a `sync.push` change may be stamped: devices' clocks
+    /// differ a little, but a change stamped far ahead would win every later edit
+    /// (`STORE_SYNC_FUTURE_SKEW_SECONDS`, default 300).
+    public var syncFutureSkew: Duration
 
-    public init(databaseURL: URL, clock: any WallClock = SystemWallClock(), credit: Int = 64, outboxRetention: Duration = .seconds(30 * 86_400)) {
+    public init(
+        databaseURL: URL, clock: any WallClock = SystemWallClock(), credit: Int = 64, outboxRetention: Duration = .seconds(30 * 86_400),
+        syncFutureSkew: Duration = .seconds(300)
+    ) {
         self.databaseURL = databaseURL
         self.clock = clock
         self.credit = credit
         self.outboxRetention = outboxRetention
+        self.syncFutureSkew = syncFutureSkew
     }
 
-    /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024) and `OUTBOX_RETENTION_DAYS` (1…3650).
+    /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024), `OUTBOX_RETENTION_DAYS` (1…3650) and
+    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400).
     /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
     public init(environment: Environment) throws(BusError) {
         self.init(
             databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "store.sqlite"),
             credit: try environment.int("STORE_CREDIT", default: 64, in: 1...1024),
-            outboxRetention: .seconds(86_400 * (try environment.int("OUTBOX_RETENTION_DAYS", default: 30, in: 1...3650))))
+            outboxRetention: .seconds(86_400 * (try environment.int("OUTBOX_RETENTION_DAYS", default: 30, in: 1...3650))),
+            syncFutureSkew: .seconds(try environment.int("STORE_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400)))
     }
 }
 
@@ -47,6 +57,7 @@ public final class StoreService: StudyBusService {
     let database: ServiceDatabase
     let outbox: Outbox
     let clock: any WallClock
+    let syncFutureSkew: Duration
 
     /// Opens (and migrates) the database and registers every method.
     /// - Throws: `FAILED_PRECONDITION` when the database cannot be opened or migrated.
@@ -68,6 +79,7 @@ public final class StoreService: StudyBusService {
         }
         indexer = SearchIndexer(database: database, logger: context.logger)
         clock = configuration.clock
+        syncFutureSkew = configuration.syncFutureSkew
 
         let handlers = owner.host.handlers(for: self)
         RecordMethods.register(handlers)
@@ -83,14 +95,17 @@ public final class StoreService: StudyBusService {
 
     // MARK: Transactions
 
-    /// Runs `body` in one write transaction for the request's user, once per `idem` key, then
-    /// wakes the outbox. Nothing of it is written if it throws.
-    func write<T: Codable & Sendable>(_ context: RequestContext, device: String = "", _ body: @escaping @Sendable (Changes) throws -> T) async throws -> T {
+    /// Runs `body` in one write transaction for the request's user, once per `idem` key (bound
+    /// to `request`, what the caller sent), then wakes the outbox. Nothing of it is written if
+    /// it throws.
+    func write<T: Codable & Sendable>(
+        _ context: RequestContext, _ request: some Encodable, device: String = "", _ body: @escaping @Sendable (Changes) throws -> T
+    ) async throws -> T {
         let user = try context.requireUser()
+        let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
         let now = clock.now()
-        let key = context.idempotencyKey, method = context.method
         let result = try await database.pool.write { db in
-            try Idempotency.once(db, user: user, key: key, method: method) {
+            try Idempotency.once(db, user: user, key: key, now: now) {
                 try body(Changes(db: db, user: user, now: now, device: device))
             }
         }

@@ -140,14 +140,14 @@ public final class Bus: Sendable {
 
     /// Publishes JSON bytes on a topic given by name, on this process's stream.
     /// - Throws: `INVALID_ARGUMENT` for a topic not of the protocol's form (``checkTopic(_:)``),
-    ///   `RESOURCE_EXHAUSTED` for a payload larger than the broker accepts.
+    ///   `RESOURCE_EXHAUSTED` for a payload (or a header, with `user` and `meta`) larger than the
+    ///   broker accepts.
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
         try Self.checkTopic(topic)
-        guard payload.count <= configuration.maxMessageBytes else {
-            throw .messageTooLarge("the \(topic) event", bytes: payload.count, limit: configuration.maxMessageBytes,
-                                   advice: "publish a reference to the data instead of the data")
+        try checkEventSize(topic, bytes: payload.count)
+        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds) {
+            (bytes: Int) throws(BusError) in try checkEventSize(topic, bytes: bytes)
         }
-        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds)
         if mustSend { try sendPublished() }
     }
 
@@ -177,9 +177,23 @@ public final class Bus: Sendable {
     }
 
     /// Publishes an event whose header is already stamped — a durable stream's stored event.
+    /// - Throws: `RESOURCE_EXHAUSTED` for a header or payload larger than the broker accepts.
     public func publish(topic: String, header: EventHeader, payload: Data) throws(BusError) {
-        let mustSend = try publishQueue.enqueue(topic: topic, header: header.encoded(), payload: payload)
+        let encodedHeader = header.encoded()
+        try checkEventSize(topic, bytes: max(encodedHeader.count, payload.count))
+        let mustSend = try publishQueue.enqueue(topic: topic, header: encodedHeader, payload: payload)
         if mustSend { try sendPublished() }
+    }
+
+    /// Refuses an event frame larger than the broker takes from publishers.
+    private func checkEventSize(_ topic: String, bytes: Int) throws(BusError) {
+        let limit = min(configuration.maxEventBytes, configuration.maxMessageBytes)
+        guard bytes > limit else { return }
+        let setting = configuration.maxEventBytes <= configuration.maxMessageBytes ? "BROKER_MAX_EVENT_BYTES" : "BROKER_MAX_MESSAGE_BYTES"
+        throw BusError(
+            .resourceExhausted,
+            "the \(topic) event is \(bytes) bytes, more than the largest event the broker accepts (\(setting) = \(limit)); publish a reference to the data instead of the data",
+            details: .object(["bytes": .int(Int64(bytes)), "limit": .int(limit), "setting": .string(setting)]))
     }
 
     /// Asks the I/O thread to send what waits in the publish queue; called by the publish that
@@ -198,7 +212,7 @@ public final class Bus: Sendable {
     /// the bus shuts down.
     public func subscribe(_ prefixes: [String]) throws(BusError) -> EventSubscription {
         let id = nextEndpointID()
-        let buffer = SubscriptionBuffer(limit: configuration.subscriptionBufferLimit)
+        let buffer = SubscriptionBuffer(limit: configuration.subscriptionBufferLimit, byteLimit: configuration.subscriptionBufferBytes)
         let io = self.io
         let logger = self.logger
         buffer.setOnTermination { try? io.submit { loop in loop.remove(id) } }

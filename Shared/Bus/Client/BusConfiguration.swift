@@ -32,6 +32,9 @@ public struct BusConfiguration: Sendable {
     /// Events a subscription buffers in memory for a slow consumer before dropping (seen as a
     /// gap). `BUS_HWM` sets it too: both bound how far a consumer may fall behind.
     public var subscriptionBufferLimit = 100_000
+    /// Bytes of events a subscription buffers for a slow consumer before dropping
+    /// (`BUS_SUBSCRIPTION_BUFFER_BYTES`, default 64 MiB); an event always fits an empty buffer.
+    public var subscriptionBufferBytes = 64 << 20
     /// The largest frame the broker accepts (`BROKER_MAX_MESSAGE_BYTES`, default 64 MiB, the
     /// broker's own setting). The broker disconnects a peer that sends more, so a service that
     /// could send a bigger frame (`_backup`) refuses instead, with an error naming the limit.
@@ -41,6 +44,11 @@ public struct BusConfiguration: Sendable {
     /// On by default when read from the environment; a configuration built in code (tests,
     /// tools that embed the bus) starts `.off` and sets keys itself.
     public var security = BusSecurity.off
+    /// The largest event frame the broker accepts (`BROKER_MAX_EVENT_BYTES`, default 4 MiB, the
+    /// broker's own setting; never more than `maxMessageBytes`). The broker disconnects a
+    /// publisher that sends more, losing what else it had in flight, so a larger event is
+    /// refused before it is sent.
+    public var maxEventBytes: Int64 = 4 << 20
 
     public init(source: String, instance: String? = nil) {
         self.source = source
@@ -87,14 +95,27 @@ public struct BusConfiguration: Sendable {
         }
         if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
         configuration.security = try BusSecurity.fromEnvironment(environment)
+        if let bytes = try positive("BROKER_MAX_EVENT_BYTES") { configuration.maxEventBytes = Int64(bytes) }
+        if let bytes = try positive("BUS_SUBSCRIPTION_BUFFER_BYTES") { configuration.subscriptionBufferBytes = bytes }
         return configuration
     }
 }
 
 extension Duration {
-    /// The duration in whole milliseconds, rounded up.
+    /// The duration in whole milliseconds, rounded up; saturated at the ends of Int64.
     var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components
-        return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
+        let (milliseconds, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        if overflow { return seconds < 0 ? .min : .max }
+        return milliseconds.addingSaturating((attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
+    }
+}
+
+extension Int64 {
+    /// `self + other`, or the nearest end of Int64 when that overflows.
+    func addingSaturating(_ other: Int64) -> Int64 {
+        let (sum, overflow) = addingReportingOverflow(other)
+        guard overflow else { return sum }
+        return other < 0 ? .min : .max
     }
 }

@@ -22,7 +22,7 @@ public struct CallOptions: Sendable {
     public var attachment: Data?
     /// A `caller` written into the header by the client, for tests of a host's audience checks.
     /// It proves nothing: a broker that authenticates connections appends its own `caller`,
-    /// which is the one services read (wire protocol, Addition 2). Not for services' calls.
+    /// which is the one services read (wire protocol, Addition 10). Not for services' calls.
     package var claimedCaller: BusIdentity?
 
     public init(

@@ -30,12 +30,18 @@ final class PublishQueue: Sendable {
 
     /// Queues an event on this process's stream, stamping `id`, `source`, `instance`, `seq`, `ts`.
     /// Returns whether the queue was empty, i.e. whether the I/O thread must be asked to send.
-    func stamp(topic: String, payload: Data, user: String?, meta: [String: String], ts: Int64) throws(BusError) -> Bool {
+    /// - Parameter checkHeader: throws if the stamped header's size (`user` and `meta` make it
+    ///   any size) is refused; the event is then not queued and takes no `seq`.
+    func stamp(
+        topic: String, payload: Data, user: String?, meta: [String: String], ts: Int64, checkHeader: (Int) throws(BusError) -> Void
+    ) throws(BusError) -> Bool {
         try state.withLock { state throws(BusError) -> Bool in
             guard !state.closed else { throw .unavailable("the bus connection is shut down") }
-            state.seq += 1
+            let seq = state.seq + 1
             let header = EventHeader.encoded(
-                id: .prefixed(idPrefix, state.seq), source: source, instance: instance, seq: state.seq, ts: ts, user: user, meta: meta)
+                id: .prefixed(idPrefix, seq), source: source, instance: instance, seq: seq, ts: ts, user: user, meta: meta)
+            try checkHeader(header.count)
+            state.seq = seq
             state.events.append(RawEvent(topic: topic, header: header, payload: payload))
             return state.events.count == 1
         }

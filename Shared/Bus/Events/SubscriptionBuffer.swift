@@ -8,11 +8,14 @@ import Wire
 /// event without touching the lock again. Waking the consumer for every event would cost more
 /// than the event itself.
 ///
-/// Bounded: at most `limit` events wait, counting those the iterator has taken but not yet
-/// returned; beyond that the newest are dropped, and the subscriber sees the jump in `seq`.
+/// Bounded: at most `limit` events and `byteLimit` bytes wait, counting those the iterator has
+/// taken but not yet returned; beyond that the newest are dropped, and the subscriber sees the
+/// jump in `seq`. An event always fits an empty buffer, however large.
 final class SubscriptionBuffer: Sendable {
     private struct State {
         var events: [RawEvent] = []
+        /// The bytes of `events`.
+        var bytes = 0
         /// The iterator waiting for events, if it is.
         var waiter: UnsafeContinuation<Void, Never>?
         /// No more events will come (the endpoint closed, or the subscription was cancelled).
@@ -22,12 +25,16 @@ final class SubscriptionBuffer: Sendable {
     }
 
     let limit: Int
+    let byteLimit: Int
     private let state: Mutex<State>
-    /// Events the iterator holds and has not returned yet; it updates this as it returns them.
+    /// Events the iterator holds and has not returned yet, and their bytes; it updates these as
+    /// it returns them.
     private let inHand = Atomic<Int>(0)
+    private let inHandBytes = Atomic<Int>(0)
 
-    init(limit: Int) {
+    init(limit: Int, byteLimit: Int = .max) {
         self.limit = max(1, limit)
+        self.byteLimit = max(1, byteLimit)
         state = Mutex(State())
     }
 
@@ -50,12 +57,22 @@ final class SubscriptionBuffer: Sendable {
         guard !batch.isEmpty else { return 0 }
         let (waiter, dropped) = state.withLock { state -> (UnsafeContinuation<Void, Never>?, Int) in
             guard !state.finished else { return (nil, 0) }
-            let room = max(0, limit - inHand.load(ordering: .relaxed) - state.events.count)
-            let dropped = max(0, batch.count - room)
+            var held = inHand.load(ordering: .relaxed) + state.events.count
+            var heldBytes = inHandBytes.load(ordering: .relaxed) + state.bytes
+            var kept = 0
+            for event in batch {
+                let bytes = event.byteCount
+                guard held < limit, held == 0 || bytes <= byteLimit - heldBytes else { break }
+                held += 1
+                heldBytes += bytes
+                state.bytes += bytes
+                kept += 1
+            }
+            let dropped = batch.count - kept
             if state.events.isEmpty && dropped == 0 {
                 swap(&state.events, &batch)
             } else {
-                state.events.append(contentsOf: batch.prefix(room))
+                state.events.append(contentsOf: batch.prefix(kept))
             }
             let waiter = state.waiter
             state.waiter = nil
@@ -73,13 +90,13 @@ final class SubscriptionBuffer: Sendable {
 
     // MARK: The iterator's side
 
-    /// Moves every waiting event into `events` (which must be empty), waiting for at least one
-    /// unless the subscription has finished. Returns `false` when it has finished and nothing is
-    /// left. Cancelling the waiting task ends the subscription.
-    nonisolated(nonsending) func take(into events: inout [RawEvent]) async -> Bool {
+    /// Moves every waiting event into `events` (which must be empty), and their bytes into
+    /// `bytes`, waiting for at least one unless the subscription has finished. Returns `false`
+    /// when it has finished and nothing is left. Cancelling the waiting task ends the subscription.
+    nonisolated(nonsending) func take(into events: inout [RawEvent], bytes: inout Int) async -> Bool {
         if Task.isCancelled { terminate() }
         while true {
-            if takeWaiting(into: &events) { return true }
+            if takeWaiting(into: &events, bytes: &bytes) { return true }
             if state.withLock({ $0.finished }) { return false }
             await withTaskCancellationHandler {
                 await withUnsafeContinuation { (continuation: UnsafeContinuation<Void, Never>) in
@@ -97,19 +114,23 @@ final class SubscriptionBuffer: Sendable {
         }
     }
 
-    private func takeWaiting(into events: inout [RawEvent]) -> Bool {
+    private func takeWaiting(into events: inout [RawEvent], bytes: inout Int) -> Bool {
         state.withLock { state -> Bool in
             guard !state.events.isEmpty else { return false }
             swap(&state.events, &events)
+            bytes = state.bytes
+            state.bytes = 0
             inHand.store(events.count, ordering: .relaxed)
+            inHandBytes.store(bytes, ordering: .relaxed)
             return true
         }
     }
 
-    /// The iterator still holds `count` events it has not returned. A plain store: only the
-    /// iterator writes it; the I/O thread reads it when it adds events.
-    func setInHand(_ count: Int) {
+    /// The iterator still holds `count` events of `bytes` it has not returned. Plain stores:
+    /// only the iterator writes them; the I/O thread reads them when it adds events.
+    func setInHand(_ count: Int, bytes: Int) {
         inHand.store(count, ordering: .relaxed)
+        inHandBytes.store(bytes, ordering: .relaxed)
     }
 
     /// An iterator that goes away puts back the events it took and did not return, so that a
@@ -118,7 +139,9 @@ final class SubscriptionBuffer: Sendable {
         guard !events.isEmpty else { return }
         state.withLock { state in
             state.events.insert(contentsOf: events, at: 0)
+            state.bytes += events.reduce(0) { $0 + $1.byteCount }
             inHand.store(0, ordering: .relaxed)
+            inHandBytes.store(0, ordering: .relaxed)
         }
     }
 
@@ -161,6 +184,8 @@ final class RawEventBatch {
     // Read for every event by its one iterator: unchecked, as no access spans another.
     @exclusivity(unchecked) private var events: [RawEvent] = []
     @exclusivity(unchecked) private var index = 0
+    /// The bytes of the events not returned yet.
+    @exclusivity(unchecked) private var bytesInHand = 0
 
     init(lifetime: SubscriptionLifetime) { self.lifetime = lifetime }
 
@@ -171,11 +196,12 @@ final class RawEventBatch {
         if index == events.count {
             events.removeAll(keepingCapacity: true)
             index = 0
-            guard await buffer.take(into: &events) else { return nil }
+            guard await buffer.take(into: &events, bytes: &bytesInHand) else { return nil }
         }
         let event = events[index]
         index += 1
-        buffer.setInHand(events.count - index)
+        bytesInHand -= event.byteCount
+        buffer.setInHand(events.count - index, bytes: bytesInHand)
         return event
     }
 

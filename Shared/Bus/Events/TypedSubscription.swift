@@ -9,13 +9,17 @@ public struct TypedEvent<Payload: Sendable>: Sendable {
     public var gap: SeqGap?
 }
 
-/// Events of exactly one topic, decoded; events whose payload does not decode are logged and
-/// skipped.
+/// Events of exactly one topic, decoded; events whose payload does not decode (a date outside
+/// years 0001–9999 among them) are dropped and counted with the invalid headers, in
+/// ``invalidEventsDropped``.
 public struct TypedSubscription<Payload: Codable & Sendable>: AsyncSequence, Sendable {
     public typealias Element = TypedEvent<Payload>
     let base: EventSubscription
     let topic: Topic<Payload>
     let logger: Logger
+
+    /// How many events this subscription dropped because their header or payload was invalid.
+    public var invalidEventsDropped: Int { base.invalidEventsDropped }
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(base: base.makeAsyncIterator(), topic: topic, logger: logger)
@@ -37,9 +41,7 @@ public struct TypedSubscription<Payload: Codable & Sendable>: AsyncSequence, Sen
                 do {
                     return TypedEvent(header: event.header, payload: try event.decode(topic), gap: event.gap)
                 } catch {
-                    logger.warning("skipping event whose payload does not decode", metadata: [
-                        "topic": "\(event.topic)", "error": "\(DecodingFailure.describe(error))",
-                    ])
+                    base.dropped.add(logger, "dropped an event whose payload does not decode", topic: event.topic, error: DecodingFailure.describe(error))
                 }
             }
             return nil

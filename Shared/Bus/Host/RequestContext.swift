@@ -11,7 +11,7 @@ public struct RequestContext: Sendable {
     public let method: String
     /// The end user the call acts for, if the caller said (for a `user` key, that key's user).
     public let user: String?
-    /// Who called, as the broker stamped it (wire protocol, Addition 2); nil when the request
+    /// Who called, as the broker stamped it (wire protocol, Addition 10); nil when the request
     /// came without one, which a host with `BUS_SECURITY=off` treats as an operator.
     public let caller: BusIdentity?
     /// Whether a request without `caller` is trusted as an operator: the host's own security is off.
@@ -20,7 +20,8 @@ public struct RequestContext: Sendable {
     public let meta: [String: String]
     /// The request's idempotency key.
     public let idempotencyKey: String?
-    /// When the caller stops waiting.
+    /// When the caller stops waiting; the header's `deadline`, which decoding kept within
+    /// ``WireLimits/deadline`` (so it converts back to milliseconds exactly).
     public let deadline: Date?
     /// The request's attachment frame.
     public let attachment: Data?
@@ -55,6 +56,13 @@ public struct RequestContext: Sendable {
         if let refusal = AudienceCheck.refusal(audience, what, caller: caller, trustsUnidentified: trustsUnidentifiedCallers) {
             throw refusal
         }
+    }
+
+    /// How long until the caller stops waiting (zero once it has passed), or `nil` when the
+    /// request set no deadline. Saturating, so the far end of the deadline's range is safe to
+    /// add to a clock's `now`.
+    public var timeRemaining: Duration? {
+        deadline.map { .seconds(saturating: max(0, $0.timeIntervalSinceNow)) }
     }
 
     /// Options for a downstream call made for this request: same user, the same deadline,

@@ -23,8 +23,9 @@ import Wire
 ///
 /// What handlers throw becomes the reply's status:
 /// a ``BusError`` or ``BusErrorConvertible`` as it says, a cancellation as `CANCELLED`, anything
-/// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode
-/// is `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
+/// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode,
+/// or a header `user` that is not a user id (``RequestHeader/checkUser(_:)``), is
+/// `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
 ///
 /// Before a handler runs, the host checks the request's `caller` (stamped by the broker) against
 /// the method's ``Audience``: a caller whose role the audience does not admit, or a `user` key
@@ -216,7 +217,12 @@ public final class ServiceHost: Service, Sendable {
         do {
             header = try RequestHeader.decode(bytes: request.header)
         } catch {
-            return .answered(.failure("", error))
+            return .answered(.failure(RequestHeader.idOfRefused(bytes: request.header) ?? "", error))
+        }
+        do {
+            try header.checkUser()
+        } catch {
+            return .answered(.failure(header.id, error))
         }
         let method = request.method
         var user = header.user

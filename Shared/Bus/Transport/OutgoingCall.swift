@@ -18,7 +18,9 @@ struct OutgoingCall: Sendable {
     ///   when the payload or attachment is larger than the broker accepts.
     init(id: String, service: String, method: String, payload: [UInt8], options: CallOptions, configuration: BusConfiguration) throws(BusError) {
         let nowMs = Date().unixMilliseconds
-        var deadlineMs = nowMs + (options.timeout ?? configuration.defaultTimeout).wholeMilliseconds
+        // Never past the last deadline the wire carries (wire-protocol.md, addition 1).
+        let (timedOutMs, overflow) = nowMs.addingReportingOverflow((options.timeout ?? configuration.defaultTimeout).wholeMilliseconds)
+        var deadlineMs = overflow ? WireLimits.latestUnixMilliseconds : min(timedOutMs, WireLimits.latestUnixMilliseconds)
         if let deadline = options.deadline { deadlineMs = min(deadlineMs, deadline.unixMilliseconds) }
         guard deadlineMs > nowMs else {
             throw .deadlineExceeded("the deadline of \(service)/\(method) passed before the call was sent")

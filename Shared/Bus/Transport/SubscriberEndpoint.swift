@@ -8,6 +8,9 @@ struct RawEvent: Sendable {
     var topic: String
     var header: Data
     var payload: Data
+
+    /// What the event holds in memory, as buffers count it.
+    var byteCount: Int { topic.utf8.count + header.count + payload.count }
 }
 
 /// One subscription's SUB socket on the I/O thread.

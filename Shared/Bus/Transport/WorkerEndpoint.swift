@@ -133,7 +133,7 @@ final class WorkerEndpoint: LoopEndpoint {
                     send(reply, on: socket) { () throws(ZMQError) in try message.send(3, on: socket, more: true) }
                 }
             case .refuse:
-                let id = (try? RequestHeader.decode(bytes: message.bytes(6)).id) ?? ""
+                let id = RequestHeader.idOfRefused(bytes: message.bytes(6)) ?? ""
                 let reply = WorkerReply.failure(id, .unavailable("service \(service) is shutting down; retry"))
                 send(reply, on: socket) { () throws(ZMQError) in try message.send(3, on: socket, more: true) }
             case .close(let dropped):

@@ -90,11 +90,22 @@ public struct RetryPolicy: Sendable {
     public var maxRetries: Int
     public var baseDelay: Duration
     public var maxDelay: Duration
+    /// The longest wait a provider's `Retry-After` gets (the provider may ask for any, and the
+    /// wait pauses every caller of that provider).
+    public var maxRetryAfter: Duration
 
-    public init(maxRetries: Int = 2, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8)) {
+    public init(maxRetries: Int = 2, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8), maxRetryAfter: Duration = .seconds(60)) {
         self.maxRetries = maxRetries
         self.baseDelay = baseDelay
         self.maxDelay = maxDelay
+        self.maxRetryAfter = maxRetryAfter
+    }
+
+    /// The wait before retry number `retry`: what the provider asked for, up to
+    /// ``maxRetryAfter``, or else the back-off.
+    func delay(beforeRetry retry: Int, providerAsked asked: Duration?) -> Duration {
+        guard let asked else { return delay(beforeRetry: retry) }
+        return min(max(asked, .zero), maxRetryAfter)
     }
 
     /// The wait before retry number `retry` (0-based): uniformly random up to base × 2^retry,
@@ -183,7 +194,8 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
         retry = RetryPolicy(
             maxRetries: try environment.int("AI_MAX_RETRIES", default: 2, in: 0...10),
             baseDelay: try environment.milliseconds("AI_RETRY_BASE_MS", default: .milliseconds(500)),
-            maxDelay: try environment.milliseconds("AI_RETRY_MAX_MS", default: .seconds(8)))
+            maxDelay: try environment.milliseconds("AI_RETRY_MAX_MS", default: .seconds(8)),
+            maxRetryAfter: try environment.milliseconds("AI_RETRY_AFTER_MAX_MS", default: .seconds(60)))
         httpTimeout = try environment.milliseconds("AI_HTTP_TIMEOUT_MS", default: .seconds(60))
         cacheTTL = TimeInterval(try environment.int("AI_CACHE_TTL_SECONDS", default: 86_400, in: 0...31_536_000))
         memoryCacheEntries = try environment.int("AI_CACHE_MEMORY_ENTRIES", default: 1000, in: 1...1_000_000)

@@ -12,18 +12,12 @@ struct CallScope: Sendable {
     var deadline: ContinuousClock.Instant
     var logger: Logger
 
-    /// The scope of a bus request; a request without a deadline gets five minutes.
-    init(user: String, deadline: Date?, logger: Logger) {
-        self.user = user
-        let remaining = deadline.map { $0.timeIntervalSinceNow } ?? 300
-        self.deadline = .now + .milliseconds(Int64(max(0, remaining) * 1000))
-        self.logger = logger
-    }
-
-    /// The scope of the request being served.
+    /// The scope of the request being served; a request without a deadline gets five minutes.
     /// - Throws: `INVALID_ARGUMENT` when the request names no user.
     init(_ context: RequestContext) throws(BusError) {
-        self.init(user: try context.requireUser(), deadline: context.deadline, logger: context.logger)
+        user = try context.requireUser()
+        deadline = .now + (context.timeRemaining ?? .seconds(300))
+        logger = context.logger
     }
 
     var remaining: Duration { deadline - .now }
@@ -183,14 +177,14 @@ final class Dispatcher: Sendable {
             } catch {
                 lastError = error
                 guard !Task.isCancelled, error.isRetryable, retry < configuration.retry.maxRetries else { throw error }
-                let delay = error.retryAfter ?? configuration.retry.delay(beforeRetry: retry)
+                let delay = configuration.retry.delay(beforeRetry: retry, providerAsked: error.retryAfter)
                 guard ContinuousClock.now + delay < scope.deadline else { throw error }
                 scope.logger.info("retrying provider", metadata: [
                     "provider": "\(name)", "retry": "\(retry + 1)", "delayMs": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)",
                     "error": "\(error)",
                 ])
-                if let retryAfter = error.retryAfter, let bucket {
-                    bucket.pause(until: .now + retryAfter)  // the bucket makes the wait, for every caller
+                if error.retryAfter != nil, let bucket {
+                    bucket.pause(until: .now + delay)  // the bucket makes the wait, for every caller
                 } else {
                     do { try await Task.sleep(for: delay) } catch { throw .transport(.cancelled) }
                 }

@@ -83,8 +83,8 @@ struct GeminiProvider: ChatProvider {
         case let reason?: throw .unusable("\(provider) stopped the answer (\(reason))")
         }
         var usage: TokenUsage?
-        if let metadata = json["usageMetadata"], let prompt = metadata["promptTokenCount"]?.intValue {
-            usage = TokenUsage(promptTokens: Int(prompt), completionTokens: Int(metadata["candidatesTokenCount"]?.intValue ?? 0))
+        if let metadata = json["usageMetadata"], let prompt = ProviderHTTP.tokenCount(metadata["promptTokenCount"]) {
+            usage = TokenUsage(promptTokens: prompt, completionTokens: ProviderHTTP.tokenCount(metadata["candidatesTokenCount"]) ?? 0)
         }
         return (text, finish, usage)
     }

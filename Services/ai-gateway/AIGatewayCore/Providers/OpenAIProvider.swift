@@ -95,8 +95,8 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
     }
 
     static func usage(_ json: JSONValue?) -> TokenUsage? {
-        guard let json, let prompt = json["prompt_tokens"]?.intValue, let completion = json["completion_tokens"]?.intValue else { return nil }
-        return TokenUsage(promptTokens: Int(prompt), completionTokens: Int(completion))
+        guard let json, let prompt = ProviderHTTP.tokenCount(json["prompt_tokens"]), let completion = ProviderHTTP.tokenCount(json["completion_tokens"]) else { return nil }
+        return TokenUsage(promptTokens: prompt, completionTokens: completion)
     }
 
     // MARK: Transcription
@@ -104,7 +104,8 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
     func transcribe(_ audio: Data, request transcription: TranscribeRequest, timeout: Duration) async throws(ProviderError) -> Transcript {
         var form = MultipartFormData()
         let fileName = transcription.fileName ?? "audio.m4a"
-        form.add(name: "file", fileName: fileName, contentType: transcription.contentType ?? Self.mediaType(fileName), data: audio)
+        let contentType = transcription.contentType.flatMap(Self.headerValue) ?? Self.mediaType(fileName)
+        form.add(name: "file", fileName: Self.quotableFileName(fileName), contentType: contentType, data: audio)
         form.add(name: "model", value: transcriptionModel)
         form.add(name: "response_format", value: "verbose_json")
         form.add(name: "timestamp_granularities[]", value: "segment")
@@ -120,13 +121,34 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
         do { json = try ProviderHTTP.json(response, provider: name) } catch { throw error.redacting(configuration.apiKey) }
         guard let text = json["text"]?.stringValue else { throw .malformed("\(name) answered a transcription without text") }
         let segments = (json["segments"]?.arrayValue ?? []).compactMap { segment -> TranscriptSegment? in
-            guard let start = segment["start"]?.doubleValue, let end = segment["end"]?.doubleValue, let text = segment["text"]?.stringValue else { return nil }
+            guard let start = ProviderHTTP.seconds(segment["start"]), let end = ProviderHTTP.seconds(segment["end"]), let text = segment["text"]?.stringValue else { return nil }
             // Whisper's mean log-probability of the tokens, discounted by its no-speech probability.
             let confidence = segment["avg_logprob"]?.doubleValue.map { exp($0) * (1 - (segment["no_speech_prob"]?.doubleValue ?? 0)) }
             return TranscriptSegment(start: start, end: end, text: text.trimmingCharacters(in: .whitespaces), confidence: confidence.map { min(1, max(0, $0)) })
         }
-        let duration = json["duration"]?.doubleValue ?? segments.last?.end ?? 0
+        let duration = ProviderHTTP.seconds(json["duration"]) ?? segments.last?.end ?? 0
         return Transcript(text: text.trimmingCharacters(in: .whitespaces), language: json["language"]?.stringValue, duration: duration, segments: segments)
+    }
+
+    /// The caller's file name as it may stand between the quotes of the part's
+    /// `content-disposition`: `"`, CR, LF (and the other control characters) percent-encoded, as
+    /// browsers encode file names in forms (WHATWG HTML, multipart/form-data). Raw, they would
+    /// end the quoted name or the header and let the caller write headers or parts of their own.
+    static func quotableFileName(_ fileName: String) -> String {
+        var result = ""
+        for scalar in fileName.unicodeScalars {
+            if scalar == "\"" || scalar.value < 0x20 || scalar.value == 0x7F {
+                result += "%" + (scalar.value < 0x10 ? "0" : "") + String(scalar.value, radix: 16, uppercase: true)
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// `value` if it can be a header value as it is (printable ASCII), else nil.
+    static func headerValue(_ value: String) -> String? {
+        value.utf8.allSatisfy { (0x20...0x7E).contains($0) } ? value : nil
     }
 
     static func mediaType(_ fileName: String) -> String {

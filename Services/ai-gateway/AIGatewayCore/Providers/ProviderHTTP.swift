@@ -26,16 +26,7 @@ enum ProviderHTTP {
         let json = try? JSONValue.parse(body)
         var message = json?["error"]?["message"]?.stringValue ?? String(decoding: body.prefix(300), as: UTF8.self)
         if message.isEmpty { message = HTTPStatusText.reason(status) }
-        var retryAfter: Duration?
-        if let milliseconds = headers["retry-after-ms"].flatMap(Double.init) {
-            retryAfter = .milliseconds(Int64(milliseconds))
-        } else if let value = headers["retry-after"] {
-            if let seconds = Double(value.trimmingCharacters(in: .whitespaces)) {
-                retryAfter = .milliseconds(Int64(seconds * 1000))
-            } else if let date = HTTPStatusText.parseHTTPDate(value) {
-                retryAfter = .milliseconds(max(0, Int64(date.timeIntervalSinceNow * 1000)))
-            }
-        }
+        var retryAfter = Self.retryAfter(headers)
         if retryAfter == nil, case .array(let details)? = json?["error"]?["details"] {
             for detail in details {
                 if let delay = detail["retryDelay"]?.stringValue, let parsed = parseProtobufDuration(delay) { retryAfter = parsed }
@@ -44,10 +35,47 @@ enum ProviderHTTP {
         return .http(status: status, message: message, retryAfter: retryAfter)
     }
 
-    /// A protobuf JSON duration, e.g. `"23s"` or `"1.5s"`.
+    /// The delay a response asks for: `retry-after-ms` (OpenAI's, milliseconds), else
+    /// `Retry-After` in seconds or as an HTTP date. The provider's numbers may be anything:
+    /// one that is not a number of 0 or more is ignored, a date in the past is no wait, and a
+    /// huge one saturates (``Duration/seconds(saturating:)``); the dispatcher caps the wait
+    /// (`AI_RETRY_AFTER_MAX_MS`).
+    static func retryAfter(_ headers: [String: String], now: Date = Date()) -> Duration? {
+        if let milliseconds = headers["retry-after-ms"].flatMap(delay) { return .milliseconds(saturating: milliseconds) }
+        guard let value = headers["retry-after"] else { return nil }
+        if let seconds = delay(value) { return .seconds(saturating: seconds) }
+        guard let date = HTTPStatusText.parseHTTPDate(value) else { return nil }
+        return .seconds(saturating: max(0, date.timeIntervalSince(now)))
+    }
+
+    /// A protobuf JSON duration, e.g. `"23s"` or `"1.5s"`, read as ``retryAfter(_:now:)`` reads numbers.
     static func parseProtobufDuration(_ text: String) -> Duration? {
-        guard text.hasSuffix("s"), let seconds = Double(text.dropLast()), seconds >= 0 else { return nil }
-        return .milliseconds(Int64(seconds * 1000))
+        guard text.hasSuffix("s"), let seconds = delay(String(text.dropLast())) else { return nil }
+        return .seconds(saturating: seconds)
+    }
+
+    /// The most tokens one answer may report: far above any model's context, and low enough
+    /// that the ledger's sums of them cannot overflow.
+    static let maximumReportedTokens: Int64 = 1 << 32
+
+    /// A token count from a provider's answer, clamped to 0...``maximumReportedTokens``; nil
+    /// when it is not an integer.
+    static func tokenCount(_ value: JSONValue?) -> Int? {
+        value?.intValue.map { Int(min(max($0, 0), maximumReportedTokens)) }
+    }
+
+    /// A time in seconds from a provider's answer (a transcript's segment bounds): finite and
+    /// within 0...``WireLimits/maximumSeconds``, else nil.
+    static func seconds(_ value: JSONValue?) -> Double? {
+        guard let seconds = value?.doubleValue, seconds.isFinite, (0...WireLimits.maximumSeconds).contains(seconds) else { return nil }
+        return seconds
+    }
+
+    /// A number of 0 or more written in decimal (`20`, `1.5`); not NaN, infinity, a sign or hex.
+    private static func delay(_ text: String) -> Double? {
+        let text = text.trimmingCharacters(in: .whitespaces)
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        return Double(text)
     }
 
     /// Reads what is left of a streamed error response and turns it into the provider's error.

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import Logging
+import Storage
 import Wire
 
 /// One `chat` call's turn in a stored conversation: the request's new messages and the answer,
@@ -78,6 +79,10 @@ extension TutorStore {
         let options = context.downstreamOptions(idempotencyKey: turn.idempotent ? id : nil)
         do throws(BusError) {
             return try await context.bus.call(Store.createMessage, request, options: options).id
+        } catch where turn.idempotent && error.code == .failedPrecondition && error.details?["reason"]?.stringValue == Idempotency.keyReusedReason {
+            // A retry whose model worded the answer differently: the first attempt's is stored
+            // under this id, and the conversation keeps it.
+            return id
         } catch {
             let retry = turn.idempotent ? "; retry with the same idem to save it without duplicates" : ""
             throw BusError(error.code, "the answer was not saved in conversation '\(turn.conversationId)' (it was generated, and streamed if asked): "

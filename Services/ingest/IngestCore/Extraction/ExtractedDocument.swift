@@ -126,10 +126,13 @@ struct DocumentBuilder {
         }
     }
 
-    /// Adds a timed cue (subtitles, transcript segments).
+    /// Adds a timed cue (subtitles, transcript segments). Its times are kept to a recording's
+    /// range (``DocumentValues/mediaSeconds(_:)``): they come from the file or a provider.
     mutating func cue(_ raw: String, start: Double, end: Double) {
         let text = Self.normalizedParagraph(raw.utf8)
         guard !text.isEmpty else { return }
+        let start = DocumentValues.mediaSeconds(start) ?? 0
+        let end = DocumentValues.mediaSeconds(end) ?? start
         append(text, kind: .cue, start: start, end: max(start, end))
     }
 

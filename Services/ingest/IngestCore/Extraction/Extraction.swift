@@ -1,7 +1,6 @@
 import Bus
 import Contracts
 import Foundation
-import Threads
 import Wire
 
 /// What extractors may need beyond the file: the external tools, a scratch folder, and
@@ -12,12 +11,16 @@ struct ExtractionContext: Sendable {
     var scratch: URL
     /// Transcribes audio (bytes, file name, media type).
     var transcribe: @Sendable (Data, String, String?) async throws(BusError) -> TranscribeResponse
+    /// The job's cancellation and what it may still unpack, shared by everything it extracts.
+    var budget: ExtractionBudget
     /// How deep in attached e-mails this file is (attachments of attachments are read to depth 3).
     var depth = 0
 }
 
 /// Turns a file of a known format into an ``ExtractedDocument``. Parsing runs on a dispatch
-/// queue, tools on threads of their own: never long on Swift's cooperative pool.
+/// queue, tools on threads of their own: never long on Swift's cooperative pool. Every parser is
+/// linear in its input, nests to a bounded depth, and stops at its budget's next checkpoint once
+/// the job is cancelled.
 enum Extraction {
     /// The document in `data`, a file of `format` called `fileName`.
     /// - Throws: `INVALID_ARGUMENT` for a file that cannot be read (damaged, truncated, no text),
@@ -25,21 +28,26 @@ enum Extraction {
     ///   `DEADLINE_EXCEEDED` when a tool ran out of time.
     static func extract(_ format: IngestFormat, _ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
         let document: ExtractedDocument
+        let budget = context.budget
         switch format {
         case .txt:
-            document = try await offThePool { () throws(BusError) in
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in
                 let (text, _) = TextDecoding.decode(data)
                 return try FlashcardTableExtractor.isAnkiExport(text)
-                    ? FlashcardTableExtractor.extract(text, delimiter: nil, fileName: fileName)
-                    : PlainTextExtractor.extract(text)
+                    ? FlashcardTableExtractor.extract(text, delimiter: nil, fileName: fileName, budget: budget)
+                    : PlainTextExtractor.extract(text, budget: budget)
             }
-        case .md: document = try await offThePool { () throws(BusError) in MarkdownExtractor.extract(TextDecoding.decode(data).text) }
-        case .html: document = try await offThePool { () throws(BusError) in HTMLExtractor.extract(data) }
-        case .csv: document = try await offThePool { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: nil, fileName: fileName) }
-        case .tsv: document = try await offThePool { () throws(BusError) in try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: 0x09, fileName: fileName) }
-        case .srt, .vtt: document = try await offThePool { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
-        case .ics: document = try await offThePool { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName) }
-        case .docx: document = try await offThePool { () throws(BusError) in try DOCXExtractor.extract(data, fileName: fileName) }
+        case .md: document = try await offThePool(cancelling: budget) { () throws(BusError) in try MarkdownExtractor.extract(TextDecoding.decode(data).text, budget: budget) }
+        case .html: document = try await offThePool(cancelling: budget) { () throws(BusError) in try HTMLExtractor.extract(data, budget: budget) }
+        case .csv, .tsv:
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in
+                try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: format == .tsv ? 0x09 : nil, fileName: fileName, budget: budget)
+            }
+        case .srt, .vtt: document = try await offThePool(cancelling: budget) { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
+        case .ics: document = try await offThePool(cancelling: budget) { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
+        case .docx:
+            let file = URL(filePath: try scratchFile(data, named: "document.docx", in: context))
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
         case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)

@@ -9,7 +9,9 @@ enum AudioExtractor {
     static func extract(_ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
         let transcript = try await context.transcribe(data, fileName, nil)
         var builder = DocumentBuilder()
-        builder.document.durationSeconds = transcript.duration > 0 ? transcript.duration : transcript.segments.last?.end
+        // The provider's numbers are outside numbers too: kept to a recording's range.
+        let duration = transcript.duration > 0 ? transcript.duration : transcript.segments.last?.end
+        builder.document.durationSeconds = duration.flatMap(DocumentValues.mediaSeconds)
         builder.document.language = transcript.language.flatMap { $0.isEmpty ? nil : String($0.prefix(35)) }
         if transcript.segments.isEmpty {
             builder.cue(transcript.text, start: 0, end: transcript.duration)

@@ -12,25 +12,26 @@ enum CalendarExtractor {
     /// Entries one file may hold.
     static let maximumEntries = 500
 
-    static func extract(_ text: String, fileName: String) throws(BusError) -> ExtractedDocument {
-        let lines = ICalendar.contentLines(text)
+    static func extract(_ text: String, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
+        let lines = try ICalendar.contentLines(text, budget: budget)
         guard lines.contains(where: { $0.uppercased() == "BEGIN:VCALENDAR" }) else {
             throw .invalidArgument("'\(fileName)' is not an iCalendar file: it has no BEGIN:VCALENDAR")
         }
         var builder = DocumentBuilder()
-        var entry: (component: String, properties: [String: ICalendar.Property])?
+        var entry: Entry?
         var nesting: [String] = []
         for line in lines {
+            try budget.checkpoint()
             guard let property = ICalendar.Property(line) else { continue }
             switch property.name {
             case "BEGIN":
                 let component = property.value.uppercased()
                 nesting.append(component)
-                if entry == nil, component == "VEVENT" || component == "VTODO" { entry = (component, [:]) }
+                if entry == nil, component == "VEVENT" || component == "VTODO" { entry = Entry(component: component) }
             case "END":
                 let component = nesting.popLast()
                 if let current = entry, component == current.component {
-                    try add(current.component, current.properties, to: &builder, fileName: fileName)
+                    try add(current, to: &builder, fileName: fileName)
                     entry = nil
                 }
             case "X-WR-CALNAME" where entry == nil:
@@ -38,8 +39,9 @@ enum CalendarExtractor {
             default:
                 // Only the entry's own properties: not those of its alarms.
                 guard entry != nil, nesting.last == entry?.component else { continue }
-                if property.name == "CATEGORIES", let earlier = entry?.properties["CATEGORIES"] {
-                    entry?.properties["CATEGORIES"] = ICalendar.Property(name: "CATEGORIES", parameters: [:], value: earlier.value + "," + property.value)
+                if property.name == "CATEGORIES" {
+                    // Collected, joined once: repeated CATEGORIES lines must not copy what came before each time.
+                    entry?.categories.append(property.text)
                 } else if entry?.properties[property.name] == nil {
                     entry?.properties[property.name] = property
                 }
@@ -51,7 +53,15 @@ enum CalendarExtractor {
         return builder.build()
     }
 
-    private static func add(_ component: String, _ properties: [String: ICalendar.Property], to builder: inout DocumentBuilder, fileName: String) throws(BusError) {
+    /// A VEVENT or VTODO being read: its first value of each property, all its categories.
+    private struct Entry {
+        var component: String
+        var properties: [String: ICalendar.Property] = [:]
+        var categories: [String] = []
+    }
+
+    private static func add(_ entry: Entry, to builder: inout DocumentBuilder, fileName: String) throws(BusError) {
+        let component = entry.component, properties = entry.properties
         guard builder.document.calendar.count < maximumEntries else {
             throw .invalidArgument("the calendar '\(fileName)' has more than \(maximumEntries) events and to-dos; split it into smaller files")
         }
@@ -59,8 +69,10 @@ enum CalendarExtractor {
         let title = (summary.isEmpty ? (component == "VTODO" ? "To-do" : "Event") : summary).clipped(toScalars: StoreLimits.titleLength)
         let start = properties["DTSTART"].flatMap(ICalendar.date)
         var end = properties["DTEND"].flatMap(ICalendar.date)
-        if end == nil, let start, let duration = properties["DURATION"].flatMap({ ICalendar.duration($0.value) }) { end = start + duration }
-        let categories = properties["CATEGORIES"]?.text.lowercased() ?? ""
+        if end == nil, let start, let duration = properties["DURATION"].flatMap({ ICalendar.duration($0.value) }) {
+            end = DocumentValues.adding(duration, to: start)
+        }
+        let categories = entry.categories.joined(separator: ",").lowercased()
         let kind: CalendarItem.Kind
         if component == "VTODO" {
             let done = properties["STATUS"]?.value.uppercased() == "COMPLETED" || properties["COMPLETED"] != nil
@@ -138,66 +150,81 @@ enum ICalendar {
             return out
         }
 
+        /// UTC for a `Z` time, else the TZID's zone if it is a plausible IANA name.
         var timeZone: TimeZone? {
             if value.hasSuffix("Z") { return TimeZone(identifier: "UTC") }
-            return parameters["TZID"].flatMap { TimeZone(identifier: $0) }
+            guard let name = parameters["TZID"], (1...64).contains(name.utf8.count),
+                  name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != 0x5C }), !name.contains("..") else { return nil }
+            return TimeZone(identifier: name)
         }
     }
 
     /// The logical lines: physical lines joined where the next starts with a space or tab.
-    static func contentLines(_ text: String) -> [String] {
+    static func contentLines(_ text: String, budget: ExtractionBudget) throws(BusError) -> [String] {
         var lines: [String] = []
-        for line in text.split(omittingEmptySubsequences: true, whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
-            if let first = line.first, first == " " || first == "\t", !lines.isEmpty {
-                lines[lines.count - 1] += line.dropFirst()
+        for (index, line) in TextLines.lines(Array(text.utf8)).enumerated() where !line.isEmpty {
+            if index & 0xFFF == 0 { try budget.checkpoint() }
+            if line.first == 0x20 || line.first == 0x09, !lines.isEmpty {
+                lines[lines.count - 1] += String(decoding: line.dropFirst(), as: UTF8.self)
             } else {
-                lines.append(String(line))
+                lines.append(String(decoding: line, as: UTF8.self))
             }
         }
         return lines
     }
 
     /// A DATE-TIME (`20261122T100000Z`, or local with TZID, or floating: UTC) or DATE
-    /// (`20261122`: midnight UTC).
+    /// (`20261122`: midnight UTC). Its ASCII digits are read, each field range-checked (years
+    /// 0001–9999, months 1–12, …); a zone's offset may carry it past the years, so the result is
+    /// clamped to them. Nil for anything else.
     static func date(_ property: Property) -> Date? {
-        let digits = property.value.filter { $0.isNumber }
+        let digits = property.value.utf8.prefix(64).filter { $0 >= 0x30 && $0 <= 0x39 }.map { Int($0 - 0x30) }
         guard digits.count == 8 || digits.count == 14 else { return nil }
-        let numbers = Array(digits).map { Int(String($0))! }
-        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + numbers[$1] } }
+        func number(_ range: Range<Int>) -> Int { range.reduce(0) { $0 * 10 + digits[$1] } }
+        let (year, month, day) = (number(0..<4), number(4..<6), number(6..<8))
+        guard (1...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else { return nil }
+        var components = DateComponents(year: year, month: month, day: day)
+        if digits.count == 14 {
+            let (hour, minute, second) = (number(8..<10), number(10..<12), number(12..<14))
+            guard hour < 24, minute < 60, second <= 60 else { return nil }
+            (components.hour, components.minute, components.second) = (hour, minute, second)
+        }
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = property.timeZone ?? TimeZone(identifier: "UTC")!
-        var components = DateComponents(year: number(0..<4), month: number(4..<6), day: number(6..<8))
-        if digits.count == 14 {
-            components.hour = number(8..<10)
-            components.minute = number(10..<12)
-            components.second = number(12..<14)
-        }
-        return calendar.date(from: components)
+        return calendar.date(from: components).flatMap(DocumentValues.clamped)
     }
 
-    /// `P1DT2H30M`, `PT45M`, `P1W` (a leading `-` is ignored: end before start makes no sense).
+    /// `P1DT2H30M`, `PT45M`, `P1W` in seconds (a leading `-` is ignored: end before start makes
+    /// no sense). Numbers too large for any calendar saturate: the end is clamped to year 9999.
     static func duration(_ text: String) -> TimeInterval? {
-        var total = 0.0, number = "", inTime = false
-        for character in text.uppercased().drop(while: { $0 == "-" || $0 == "+" }) {
-            switch character {
-            case "P": continue
-            case "T": inTime = true
-            case "0"..."9": number.append(character)
+        var total = 0.0, number: Double?, inTime = false
+        for byte in text.utf8.drop(while: { $0 == 0x2D || $0 == 0x2B }) {
+            if byte >= 0x30 && byte <= 0x39 {
+                number = min((number ?? 0) * 10 + Double(byte - 0x30), maximumDurationSeconds)
+                continue
+            }
+            switch byte | 0x20 {  // ASCII letters in lower case
+            case 0x70: continue  // p
+            case 0x74: inTime = true  // t
             default:
-                guard let value = Double(number) else { return nil }
-                number = ""
-                switch (character, inTime) {
-                case ("W", false): total += value * 604_800
-                case ("D", false): total += value * 86_400
-                case ("H", true): total += value * 3600
-                case ("M", true): total += value * 60
-                case ("S", true): total += value
+                guard let value = number else { return nil }
+                number = nil
+                switch (byte | 0x20, inTime) {
+                case (0x77, false): total += value * 604_800  // w
+                case (0x64, false): total += value * 86_400  // d
+                case (0x68, true): total += value * 3600  // h
+                case (0x6D, true): total += value * 60  // m
+                case (0x73, true): total += value  // s
                 default: return nil
                 }
+                total = min(total, maximumDurationSeconds)
             }
         }
         return total
     }
+
+    /// Longer than years 0001–9999 span: a duration is never more.
+    static let maximumDurationSeconds = 400_000_000_000.0
 
     /// "2026-11-23 09:00–11:00 (Europe/Rome)".
     static func describe(_ start: Date, end: Date?, timeZone: TimeZone?) -> String {

@@ -1,8 +1,10 @@
+import Wire
+
 /// RFC 4180 delimited text: fields separated by a delimiter, rows by line ends; a field in
 /// double quotes may hold delimiters, line ends and doubled quotes.
 enum DelimitedText {
-    /// The rows of `bytes` (UTF-8), each a list of fields.
-    static func rows(_ bytes: ArraySlice<UInt8>, delimiter: UInt8) -> [[String]] {
+    /// The rows of `bytes` (UTF-8), each a list of fields; one pass.
+    static func rows(_ bytes: ArraySlice<UInt8>, delimiter: UInt8, budget: ExtractionBudget) throws(BusError) -> [[String]] {
         var rows: [[String]] = []
         var row: [String] = []
         var field: [UInt8] = []
@@ -17,7 +19,10 @@ enum DelimitedText {
             if !(row.count == 1 && row[0].isEmpty) { rows.append(row) }
             row = []
         }
+        var steps = 0
         while index < bytes.endIndex {
+            steps &+= 1
+            if steps & 0xFFFF == 0 { try budget.checkpoint() }
             let byte = bytes[index]
             if quoted {
                 if byte == 0x22 {

@@ -1,28 +1,36 @@
 import Bus
 import Contracts
 import Foundation
-import Threads
 import Wire
 
 /// EML (an Internet message): the subject as title and heading, sender and date, the body
 /// (the plain-text alternative, else the HTML one without markup), then each attachment of a
 /// format ingest reads as a part of its own under "Attachment: name" — PDFs, images (OCR),
 /// audio (transcribed), calendars (their events become tasks too), attached e-mails (three
-/// levels deep). Attachments of other formats, too large, or damaged are left out; a missing
-/// tool or provider fails the e-mail (it can be fixed and retried).
+/// levels deep, at most ``maximumAttachments`` of them). Attachments of other formats, too large,
+/// damaged or beyond that number are left out; a missing tool or provider fails the e-mail (it
+/// can be fixed and retried). MIME parts nested deeper than ``MIMEParser/maximumDepth`` fail it.
 enum EmailExtractor {
     /// How deep attached e-mails are read.
     static let maximumDepth = 3
+    /// Attachments read from one message (each may run a tool).
+    static let maximumAttachments = 100
 
     static func extract(_ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
-        let (headers, body, attachments) = try await offThePool { () throws(BusError) in
-            let message = MIMEPart(Array(data)[...])
+        let budget = context.budget
+        let (headers, body, attachments) = try await offThePool(cancelling: budget) { () throws(BusError) in
+            let message: MIMEPart
+            do throws(BusError) {
+                message = try MIMEParser.parse(Array(data)[...], budget: budget)
+            } catch where error.code == .invalidArgument {
+                throw .invalidArgument("the e-mail '\(fileName)' cannot be read: \(error.message)")
+            }
             guard message.headers["from"] != nil || message.headers["subject"] != nil || message.headers["content-type"] != nil else {
                 throw .invalidArgument("'\(fileName)' is not an e-mail message: it has no From, Subject or Content-Type header")
             }
             var body: [ExtractedDocument] = []
             var attachments: [MIMEPart] = []
-            collect(message, body: &body, attachments: &attachments)
+            try collect(message, body: &body, attachments: &attachments, budget: budget)
             return (message.headers, body, attachments)
         }
         var builder = DocumentBuilder()
@@ -36,7 +44,8 @@ enum EmailExtractor {
         builder.paragraph(envelope.joined(separator: "\n"))
         for part in body { builder.append(part, heading: nil) }
 
-        for attachment in attachments where context.depth < maximumDepth {
+        for attachment in attachments.prefix(maximumAttachments) where context.depth < maximumDepth {
+            try budget.checkpoint()
             guard let document = try await read(attachment, context: context) else { continue }
             builder.append(document.document, heading: "Attachment: \(document.name)")
         }
@@ -44,24 +53,28 @@ enum EmailExtractor {
     }
 
     /// Sorts the parts of `part` into body text and attachments; of alternatives, the plain one.
-    private static func collect(_ part: MIMEPart, body: inout [ExtractedDocument], attachments: inout [MIMEPart]) {
+    /// Recursion as deep as the parts nest: at most ``MIMEParser/maximumDepth``.
+    private static func collect(
+        _ part: MIMEPart, body: inout [ExtractedDocument], attachments: inout [MIMEPart], budget: ExtractionBudget
+    ) throws(BusError) {
+        try budget.checkpoint()
         let type = part.contentType.type
         if type.hasPrefix("multipart/") {
             let children = part.parts
             if type == "multipart/alternative" {
                 let texts = children.filter { !$0.isAttachment }
                 let chosen = texts.first { $0.contentType.type == "text/plain" } ?? texts.first { $0.contentType.type == "text/html" } ?? texts.first
-                if let chosen { collect(chosen, body: &body, attachments: &attachments) }
+                if let chosen { try collect(chosen, body: &body, attachments: &attachments, budget: budget) }
                 attachments += children.filter(\.isAttachment)
             } else {
-                for child in children { collect(child, body: &body, attachments: &attachments) }
+                for child in children { try collect(child, body: &body, attachments: &attachments, budget: budget) }
             }
         } else if part.isAttachment || type == "message/rfc822" {
             attachments.append(part)
         } else if type == "text/plain" {
-            body.append(PlainTextExtractor.extract(TextDecoding.decode(part.decodedBody, charset: part.contentType.parameters["charset"])))
+            body.append(try PlainTextExtractor.extract(TextDecoding.decode(part.decodedBody, charset: part.contentType.parameters["charset"]), budget: budget))
         } else if type == "text/html" {
-            body.append(HTMLExtractor.extract(part.decodedBody, charset: part.contentType.parameters["charset"]))
+            body.append(try HTMLExtractor.extract(part.decodedBody, charset: part.contentType.parameters["charset"], budget: budget))
         }
     }
 

@@ -21,7 +21,7 @@ enum FlashcardTableExtractor {
     }
 
     /// - Parameter delimiter: the field separator; nil to take it from an Anki header or guess it.
-    static func extract(_ text: String, delimiter: UInt8?, fileName: String) throws(BusError) -> ExtractedDocument {
+    static func extract(_ text: String, delimiter: UInt8?, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
         let bytes = Array(text.utf8)
         var lines = TextLines.lines(bytes)[...]
         var settings = AnkiHeader()
@@ -32,8 +32,10 @@ enum FlashcardTableExtractor {
         }
         let body = bytes[min(bodyStart, bytes.count)...]
         let separator = settings.separator ?? delimiter ?? DelimitedText.guessDelimiter(lines.first ?? [])
-        var rows = DelimitedText.rows(body, delimiter: separator)
-        var columns = Columns(skipping: settings.reservedColumns, tags: settings.tagsColumn)
+        var rows = try DelimitedText.rows(body, delimiter: separator, budget: budget)
+        guard var columns = Columns(skipping: settings.reservedColumns, tags: settings.tagsColumn) else {
+            throw .invalidArgument("the Anki header of '\(fileName)' leaves no columns for the front and back of the cards")
+        }
         if let header = rows.first, let named = Columns(header: header) {
             columns = named
             rows.removeFirst()
@@ -41,17 +43,18 @@ enum FlashcardTableExtractor {
 
         var builder = DocumentBuilder()
         for (index, row) in rows.enumerated() {
+            try budget.checkpoint()
             let rowNumber = index + 1
-            guard let card = try columns.card(row, html: settings.html, row: rowNumber) else { continue }
+            guard let card = try columns.card(row, html: settings.html, row: rowNumber, budget: budget) else { continue }
+            guard builder.document.cards.count < StoreLimits.flashcardsPerPut else {
+                throw .invalidArgument(
+                    "'\(fileName)' has more than \(StoreLimits.flashcardsPerPut) flashcards; one material holds at most \(StoreLimits.flashcardsPerPut): split the file")
+            }
             guard let block = builder.paragraph(card.front + "\n" + card.back) else { continue }
             builder.document.cards.append(ImportedCard(front: card.front, back: card.back, kind: card.kind, tags: card.tags, block: block))
         }
         guard !builder.document.cards.isEmpty else {
             throw .invalidArgument("no flashcards found in '\(fileName)': expected rows of front, back and optional tags")
-        }
-        guard builder.document.cards.count <= StoreLimits.flashcardsPerPut else {
-            throw .invalidArgument(
-                "'\(fileName)' has \(builder.document.cards.count) flashcards; one material holds at most \(StoreLimits.flashcardsPerPut): split the file")
         }
         return builder.build()
     }
@@ -74,11 +77,17 @@ enum FlashcardTableExtractor {
                 let named: [String: UInt8] = ["tab": 0x09, "comma": 0x2C, "semicolon": 0x3B, "space": 0x20, "pipe": 0x7C, "colon": 0x3A]
                 separator = named[value.lowercased()] ?? value.utf8.first
             case "html": html = value.lowercased() == "true"
-            case "tags column": tagsColumn = Int(value).map { $0 - 1 }
-            case "guid column", "notetype column", "deck column": if let column = Int(value) { reservedColumns.insert(column - 1) }
+            case "tags column": tagsColumn = Self.column(value)
+            case "guid column", "notetype column", "deck column": if let column = Self.column(value) { reservedColumns.insert(column) }
             default: break
             }
             return true
+        }
+
+        /// A column number of the header (1…``Columns/count``), 0-based; nil for any other.
+        private static func column(_ value: String) -> Int? {
+            guard let number = Int(value), (1...Columns.count).contains(number) else { return nil }
+            return number - 1
         }
     }
 
@@ -88,10 +97,15 @@ enum FlashcardTableExtractor {
         var tags: Int? = 2
         var kind: Int?
 
-        init(skipping reserved: Set<Int>, tags: Int?) {
-            var fields = (0..<64).filter { !reserved.contains($0) && $0 != tags }
-            front = fields.removeFirst()
-            back = fields.removeFirst()
+        /// The columns an Anki header may name.
+        static let count = 64
+
+        /// The first two columns neither reserved nor tags; nil if there are not two.
+        init?(skipping reserved: Set<Int>, tags: Int?) {
+            let fields = (0..<Self.count).filter { !reserved.contains($0) && $0 != tags }
+            guard fields.count >= 2 else { return nil }
+            front = fields[0]
+            back = fields[1]
             self.tags = tags ?? (reserved.isEmpty ? 2 : nil)
         }
 
@@ -106,24 +120,29 @@ enum FlashcardTableExtractor {
             kind = names.firstIndex(of: "kind")
         }
 
-        func card(_ row: [String], html: Bool, row number: Int) throws(BusError) -> (front: String, back: String, kind: FlashcardKind, tags: [String])? {
-            func field(_ index: Int?) -> String {
+        func card(
+            _ row: [String], html: Bool, row number: Int, budget: ExtractionBudget
+        ) throws(BusError) -> (front: String, back: String, kind: FlashcardKind, tags: [String])? {
+            func field(_ index: Int?) throws(BusError) -> String {
                 guard let index, index < row.count else { return "" }
-                let value = html ? String(decoding: HTMLExtractor.extract(Data(row[index].utf8)).text, as: UTF8.self) : row[index]
+                let value = html ? String(decoding: try HTMLExtractor.extract(Data(row[index].utf8), budget: budget).text, as: UTF8.self) : row[index]
                 return value.trimmingCharacters(in: .whitespacesAndNewlines)
             }
-            let front = field(front), back = field(back)
+            let front = try field(front), back = try field(back)
             guard !front.isEmpty, !back.isEmpty else { return nil }
             for (side, text) in [("front", front), ("back", back)] where text.unicodeScalars.count > StoreLimits.cardSideLength {
                 throw .invalidArgument("row \(number): the card's \(side) has \(text.unicodeScalars.count) characters; a side may have at most \(StoreLimits.cardSideLength)")
             }
-            let tagField = field(tags)
+            let tagField = try field(tags)
             let separators: (Character) -> Bool = tagField.contains(";") ? { $0 == ";" } : { $0.isWhitespace }
-            var tagList: [String] = []
-            for tag in tagField.split(whereSeparator: separators).map({ $0.trimmingCharacters(in: .whitespaces) }) where !tag.isEmpty && !tagList.contains(tag) {
-                tagList.append(tag.clipped(toScalars: StoreLimits.labelLength))
+            // The first distinct tags, up to the store's number per card (a set: a row of a
+            // hundred thousand tags must not compare each with all before it).
+            var tagList: [String] = [], seen: Set<String> = []
+            for piece in tagField.split(whereSeparator: separators) where tagList.count < StoreLimits.tagsPerCard {
+                let tag = piece.trimmingCharacters(in: .whitespaces).clipped(toScalars: StoreLimits.labelLength)
+                if !tag.isEmpty, seen.insert(tag).inserted { tagList.append(tag) }
             }
-            return (front, back, FlashcardKind(rawValue: field(kind)) ?? .qa, Array(tagList.prefix(StoreLimits.tagsPerCard)))
+            return (front, back, FlashcardKind(rawValue: try field(kind)) ?? .qa, tagList)
         }
     }
 }

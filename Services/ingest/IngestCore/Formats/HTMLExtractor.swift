@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 
 /// HTML: the text without markup, scripts or styles; `h1`…`h6` become headings, block elements
 /// (paragraphs, list items, table rows, …) paragraphs, `<title>` the document's title. A
@@ -6,10 +7,10 @@ import Foundation
 enum HTMLExtractor {
     /// - Parameter charset: the charset named outside the page (an e-mail part's), for a page
     ///   that declares none.
-    static func extract(_ data: Data, charset: String? = nil) -> ExtractedDocument {
+    static func extract(_ data: Data, charset: String? = nil, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
         let text = TextDecoding.decode(data, charset: declaredCharset(data) ?? charset)
-        var scanner = Scanner(bytes: Array(text.utf8))
-        scanner.run()
+        var scanner = Scanner(bytes: Array(text.utf8), budget: budget)
+        try scanner.run()
         var builder = scanner.builder
         if let title = scanner.title, !title.isEmpty { builder.document.title = title }
         return builder.build()
@@ -32,8 +33,11 @@ enum HTMLExtractor {
         "hr", "body", "html", "details", "summary",
     ]
 
+    /// One pass over the page: every byte is looked at a bounded number of times (a search for
+    /// an end tag jumps past what it searched), nothing recurses.
     private struct Scanner {
         let bytes: [UInt8]
+        let budget: ExtractionBudget
         var builder = DocumentBuilder()
         var title: String?
         private var index = 0
@@ -43,10 +47,16 @@ enum HTMLExtractor {
         /// Inside `<head>`: nothing but the title is text.
         private var inHead = false
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: [UInt8], budget: ExtractionBudget) {
+            self.bytes = bytes
+            self.budget = budget
+        }
 
-        mutating func run() {
+        mutating func run() throws(BusError) {
+            var steps = 0
             while index < bytes.count {
+                steps &+= 1
+                if steps & 0xFFFF == 0 { try budget.checkpoint() }
                 let byte = bytes[index]
                 if byte == 0x3C {
                     tag()
@@ -142,10 +152,12 @@ enum HTMLExtractor {
             }
         }
 
+        /// The text of `slice` (a title) with its character references decoded and tags dropped
+        /// (cut short if the job is cancelled meanwhile: the main loop's next checkpoint stops it).
         private func decodeEntities(_ slice: ArraySlice<UInt8>) -> String {
-            var scanner = Scanner(bytes: Array(slice))
+            var scanner = Scanner(bytes: Array(slice), budget: budget)
             scanner.preformatted = 1
-            scanner.run()
+            try? scanner.run()
             return scanner.builder.build().string
         }
 

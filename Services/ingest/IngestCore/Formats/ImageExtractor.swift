@@ -27,7 +27,8 @@ enum ImageExtractor {
         tesseract.command = context.tools.tesseract
         do throws(BusError) {
             return try await ToolRunner.run(
-                tesseract, arguments: [path, "stdout", "-l", context.tools.ocrLanguages], timeout: context.tools.timeout, file: fileName)
+                tesseract, arguments: [path, "stdout", "-l", context.tools.ocrLanguages], settings: context.tools, directory: context.scratch,
+                budget: context.budget, file: fileName)
         } catch where error.code == .invalidArgument {
             if error.message.contains("Failed loading language") {
                 throw .failedPrecondition(

@@ -1,7 +1,8 @@
 import Foundation
+import Wire
 
 /// One part of an Internet message (RFC 5322 headers, RFC 2045–2047 MIME): its headers and
-/// body, multipart bodies split into their parts.
+/// body, a multipart's parts with it (``MIMEParser`` reads them all in one pass).
 struct MIMEPart {
     /// Header names in lower case, values unfolded; the first of repeated headers.
     let headers: [String: String]
@@ -13,15 +14,169 @@ struct MIMEPart {
     let fileName: String?
     /// True for a part meant as a file rather than the message's text.
     let isAttachment: Bool
+    /// The parts of a multipart body (empty for any other part).
+    var parts: [MIMEPart] = []
 
-    /// Parses a message or part: headers up to the first blank line, then the body.
-    init(_ bytes: ArraySlice<UInt8>) {
+    /// A part with `headers` whose body is `body`.
+    init(headers: [String: String], body: ArraySlice<UInt8>) {
+        self.headers = headers
+        self.body = body
+        let (type, parameters) = MIME.valueAndParameters(headers["content-type"] ?? "text/plain")
+        contentType = (type.isEmpty ? "text/plain" : type, parameters)
+        let disposition = MIME.valueAndParameters(headers["content-disposition"] ?? "")
+        fileName = (disposition.parameters["filename"] ?? parameters["name"]).map(MIME.decodeWords)
+        isAttachment = disposition.value == "attachment" || (fileName != nil && !contentType.type.hasPrefix("multipart/"))
+    }
+
+    /// The delimiter line of a multipart part ("--" and its boundary), if it is one whose parts
+    /// can be read: RFC 2046 boundaries have 1 to 70 characters (longer ones would make every
+    /// comparison long).
+    var delimiter: [UInt8]? {
+        guard contentType.type.hasPrefix("multipart/"), let boundary = contentType.parameters["boundary"],
+              (1...70).contains(boundary.utf8.count) else { return nil }
+        return Array("--".utf8) + Array(boundary.utf8)
+    }
+
+    /// The body with its transfer encoding (base64, quoted-printable) undone.
+    var decodedBody: Data {
+        switch (headers["content-transfer-encoding"] ?? "").lowercased().trimmingCharacters(in: .whitespaces) {
+        case "base64": return Data(base64Encoded: Data(body.filter { $0 > 0x20 }), options: .ignoreUnknownCharacters) ?? Data()
+        case "quoted-printable": return MIME.quotedPrintable(body)
+        default: return Data(body)
+        }
+    }
+}
+
+/// Reads a message and all its parts in one pass over its lines: each line is looked at once,
+/// compared with the delimiters of the multiparts open around it (at most ``maximumDepth``), and
+/// a part's headers once more — linear in the message, however its parts nest. (Reading each
+/// multipart's body again for its own parts made nested messages cost depth × size.)
+///
+/// A delimiter of an enclosing multipart also ends the parts inside it (RFC 2046), so a part
+/// left open by a missing close delimiter ends there.
+struct MIMEParser {
+    /// Multiparts inside multiparts: real mail nests three or four (mixed, alternative, related).
+    static let maximumDepth = 16
+    /// Parts in one message: each costs memory, and a line of a few bytes makes one.
+    static let maximumParts = 10_000
+
+    private let bytes: ArraySlice<UInt8>
+    private let budget: ExtractionBudget
+    /// Bytes read, delimiter comparisons included: the work done, for tests of linearity.
+    private(set) var bytesExamined = 0
+    private var partCount = 0
+
+    /// A multipart whose parts are being read.
+    private struct Open {
+        let headers: [String: String]
+        let delimiter: [UInt8]
+        let bodyStart: Int
+        var parts: [MIMEPart] = []
+        /// The leaf part being read: its headers and where its body starts.
+        var current: (headers: [String: String], bodyStart: Int)?
+        /// After the close delimiter: the epilogue, which is no part, and its delimiter means nothing.
+        var closed = false
+    }
+
+    init(_ bytes: ArraySlice<UInt8>, budget: ExtractionBudget) {
+        self.bytes = bytes
+        self.budget = budget
+    }
+
+    /// The message and its parts.
+    /// - Throws: `INVALID_ARGUMENT` for multiparts nested deeper than ``maximumDepth`` or more
+    ///   than ``maximumParts`` parts; `CANCELLED`.
+    static func parse(_ bytes: ArraySlice<UInt8>, budget: ExtractionBudget) throws(BusError) -> MIMEPart {
+        var parser = MIMEParser(bytes, budget: budget)
+        return try parser.parse()
+    }
+
+    mutating func parse() throws(BusError) -> MIMEPart {
+        let (rootHeaders, rootBody) = headers(from: bytes.startIndex)
+        let root = MIMEPart(headers: rootHeaders, body: bytes[rootBody...])
+        guard let rootDelimiter = root.delimiter else { return root }
+        var stack = [Open(headers: rootHeaders, delimiter: rootDelimiter, bodyStart: rootBody)]
+        var index = rootBody
+        while index < bytes.endIndex {
+            try budget.checkpoint()
+            var end = index
+            while end < bytes.endIndex, bytes[end] != 0x0A { end += 1 }
+            bytesExamined += end - index + 1
+            let line = bytes[index..<end]
+            let next = min(end + 1, bytes.endIndex)
+            guard line.starts(with: [0x2D, 0x2D]), let level = matchingLevel(line, in: stack) else {
+                index = next
+                continue
+            }
+            // This delimiter ends every part open inside the multipart it belongs to.
+            let partEnd = Self.trimmingLineEnd(before: index, from: bytes.startIndex, in: bytes)
+            while stack.count > level + 1 { close(&stack, at: partEnd) }
+            endCurrentPart(of: &stack[level], at: partEnd)
+            if line.dropFirst(stack[level].delimiter.count).starts(with: [0x2D, 0x2D]) {
+                stack[level].closed = true
+                index = next
+                continue
+            }
+            partCount += 1
+            guard partCount <= Self.maximumParts else {
+                throw .invalidArgument("the message has more than \(Self.maximumParts) MIME parts")
+            }
+            let (partHeaders, bodyStart) = headers(from: next)
+            if let delimiter = MIMEPart(headers: partHeaders, body: []).delimiter {
+                guard stack.count < Self.maximumDepth else {
+                    throw .invalidArgument("the message's MIME parts are nested more than \(Self.maximumDepth) levels deep")
+                }
+                stack.append(Open(headers: partHeaders, delimiter: delimiter, bodyStart: bodyStart))
+            } else {
+                stack[level].current = (partHeaders, bodyStart)
+            }
+            index = bodyStart
+        }
+        while stack.count > 1 { close(&stack, at: bytes.endIndex) }
+        return part(of: &stack[0], at: bytes.endIndex)
+    }
+
+    /// The innermost open multipart whose delimiter starts `line` (not one already closed).
+    private mutating func matchingLevel(_ line: ArraySlice<UInt8>, in stack: [Open]) -> Int? {
+        for level in stack.indices.reversed() where !stack[level].closed {
+            let delimiter = stack[level].delimiter
+            bytesExamined += min(line.count, delimiter.count)
+            if line.starts(with: delimiter) { return level }
+        }
+        return nil
+    }
+
+    /// Ends the leaf part being read in `open` at `end`.
+    private func endCurrentPart(of open: inout Open, at end: Int) {
+        guard let current = open.current else { return }
+        open.parts.append(MIMEPart(headers: current.headers, body: bytes[current.bodyStart..<max(current.bodyStart, end)]))
+        open.current = nil
+    }
+
+    /// The multipart `open`, ended at `end`, with its parts.
+    private func part(of open: inout Open, at end: Int) -> MIMEPart {
+        endCurrentPart(of: &open, at: end)
+        var part = MIMEPart(headers: open.headers, body: bytes[open.bodyStart..<max(open.bodyStart, end)])
+        part.parts = open.parts
+        return part
+    }
+
+    /// Ends the innermost multipart at `end` and makes it a part of the one around it.
+    private func close(_ stack: inout [Open], at end: Int) {
+        var innermost = stack.removeLast()
+        stack[stack.count - 1].parts.append(part(of: &innermost, at: end))
+    }
+
+    /// Headers from `start` up to the first blank line: names in lower case, folded lines
+    /// joined, the first of repeated headers; and where the body starts.
+    private mutating func headers(from start: Int) -> (headers: [String: String], bodyStart: Int) {
         var headers: [String: String] = [:]
         var lastName: String?
-        var index = bytes.startIndex
+        var index = start
         while index < bytes.endIndex {
             var end = index
             while end < bytes.endIndex, bytes[end] != 0x0A { end += 1 }
+            bytesExamined += end - index + 1
             var line = bytes[index..<end]
             if line.last == 0x0D { line = line.dropLast() }
             index = min(end + 1, bytes.endIndex)
@@ -34,49 +189,15 @@ struct MIMEPart {
                 if lastName != nil { headers[name] = String(decoding: line[(colon + 1)...], as: UTF8.self).trimmingCharacters(in: .whitespaces) }
             }
         }
-        self.headers = headers
-        body = bytes[index...]
-        let (type, parameters) = MIME.valueAndParameters(headers["content-type"] ?? "text/plain")
-        contentType = (type.isEmpty ? "text/plain" : type, parameters)
-        let disposition = MIME.valueAndParameters(headers["content-disposition"] ?? "")
-        fileName = (disposition.parameters["filename"] ?? parameters["name"]).map(MIME.decodeWords)
-        isAttachment = disposition.value == "attachment" || (fileName != nil && !contentType.type.hasPrefix("multipart/"))
+        return (headers, index)
     }
 
-    /// The body with its transfer encoding (base64, quoted-printable) undone.
-    var decodedBody: Data {
-        switch (headers["content-transfer-encoding"] ?? "").lowercased().trimmingCharacters(in: .whitespaces) {
-        case "base64": return Data(base64Encoded: Data(body.filter { $0 > 0x20 }), options: .ignoreUnknownCharacters) ?? Data()
-        case "quoted-printable": return MIME.quotedPrintable(body)
-        default: return Data(body)
-        }
-    }
-
-    /// The parts of a multipart body (empty for any other part).
-    var parts: [MIMEPart] {
-        guard contentType.type.hasPrefix("multipart/"), let boundary = contentType.parameters["boundary"], !boundary.isEmpty else { return [] }
-        let delimiter = Array(("--" + boundary).utf8)
-        var parts: [MIMEPart] = []
-        var partStart: Int?
-        var index = body.startIndex
-        while index < body.endIndex {
-            var end = index
-            while end < body.endIndex, body[end] != 0x0A { end += 1 }
-            if body[index..<end].starts(with: delimiter) {
-                if let start = partStart {
-                    // The line end before the delimiter belongs to it, not to the part.
-                    var partEnd = index
-                    if partEnd > start, body[partEnd - 1] == 0x0A { partEnd -= 1 }
-                    if partEnd > start, body[partEnd - 1] == 0x0D { partEnd -= 1 }
-                    parts.append(MIMEPart(body[start..<partEnd]))
-                }
-                let isClose = body[index..<end].dropFirst(delimiter.count).starts(with: "--".utf8)
-                if isClose { break }
-                partStart = min(end + 1, body.endIndex)
-            }
-            index = end + 1
-        }
-        return parts
+    /// `index` moved back over the line end before it: it belongs to the delimiter that follows.
+    private static func trimmingLineEnd(before index: Int, from start: Int, in bytes: ArraySlice<UInt8>) -> Int {
+        var end = index
+        if end > start, bytes[end - 1] == 0x0A { end -= 1 }
+        if end > start, bytes[end - 1] == 0x0D { end -= 1 }
+        return end
     }
 }
 
@@ -114,40 +235,48 @@ enum MIME {
     }
 
     /// RFC 2047 encoded words (`=?utf-8?B?…?=`, `=?iso-8859-1?Q?…?=`) decoded; white space
-    /// between two encoded words dropped.
+    /// between two encoded words dropped. One pass over the bytes: the `?` an encoded word
+    /// needs is looked for through a ``ForwardSearch``.
     static func decodeWords(_ header: String) -> String {
-        guard header.contains("=?") else { return header }
-        var out = "", rest = Substring(header), pendingSpace = ""
-        while let start = rest.range(of: "=?") {
-            let before = rest[..<start.lowerBound]
-            let afterStart = rest[start.upperBound...]
-            let pieces = afterStart.split(separator: "?", maxSplits: 3, omittingEmptySubsequences: false)
-            guard pieces.count == 4, pieces[3].hasPrefix("="), let decoded = decodeWord(charset: String(pieces[0]), encoding: String(pieces[1]), text: String(pieces[2])) else {
-                out += pendingSpace + before + "=?"
-                pendingSpace = ""
-                rest = afterStart
+        let bytes = Array(header.utf8)
+        var questionMark = ForwardSearch([0x3F])
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
+        // Where white space after a decoded word started in `out`: dropped if another word follows.
+        var spaceAfterWord: Int?
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 0x3D, index + 1 < bytes.count, bytes[index + 1] == 0x3F,
+               let (decoded, end) = encodedWord(bytes, at: index, questionMark: &questionMark) {
+                if let spaceAfterWord { out.removeSubrange(spaceAfterWord...) }
+                out.append(contentsOf: decoded.utf8)
+                spaceAfterWord = out.count
+                index = end
                 continue
             }
-            let betweenWords = before.allSatisfy(\.isWhitespace) && !out.isEmpty
-            out += (betweenWords ? "" : pendingSpace + before) + decoded
-            pendingSpace = ""
-            rest = pieces[3].dropFirst()
-            if let next = rest.firstIndex(where: { !$0.isWhitespace }), rest[next...].hasPrefix("=?") {
-                pendingSpace = String(rest[..<next])
-                rest = rest[next...]
-            }
+            if !(byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A) { spaceAfterWord = nil }
+            out.append(byte)
+            index += 1
         }
-        return out + pendingSpace + rest
+        return String(decoding: out, as: UTF8.self)
     }
 
-    private static func decodeWord(charset: String, encoding: String, text: String) -> String? {
+    /// The encoded word `=?charset?B|Q?text?=` at `start`, decoded, and the index after it.
+    private static func encodedWord(_ bytes: [UInt8], at start: Int, questionMark: inout ForwardSearch) -> (String, Int)? {
+        guard let charsetEnd = questionMark.find(in: bytes, from: start + 2), charsetEnd - start <= 66,
+              charsetEnd + 2 < bytes.count, bytes[charsetEnd + 2] == 0x3F,
+              let textEnd = questionMark.find(in: bytes, from: charsetEnd + 3), textEnd + 1 < bytes.count, bytes[textEnd + 1] == 0x3D
+        else { return nil }
+        let charset = String(decoding: bytes[(start + 2)..<charsetEnd], as: UTF8.self)
+        let text = bytes[(charsetEnd + 3)..<textEnd]
         let data: Data?
-        switch encoding.uppercased() {
-        case "B": data = Data(base64Encoded: text, options: .ignoreUnknownCharacters)
-        case "Q": data = quotedPrintable(Array(text.utf8)[...], underscoreIsSpace: true)
+        switch bytes[charsetEnd + 1] | 0x20 {
+        case 0x62: data = Data(base64Encoded: Data(text), options: .ignoreUnknownCharacters)  // b
+        case 0x71: data = quotedPrintable(text, underscoreIsSpace: true)  // q
         default: data = nil
         }
-        return data.map { TextDecoding.decode($0, charset: charset) }
+        return data.map { (TextDecoding.decode($0, charset: charset), textEnd + 2) }
     }
 
     /// Quoted-printable: `=XX` bytes, soft line breaks (`=` at a line end) removed.

@@ -1,8 +1,10 @@
+import Wire
+
 /// Markdown: ATX (`# Title`) and setext (`Title` over `===`) headings become headings — chunk
 /// boundaries and section titles; the first top-level heading is the document's title. Fenced
 /// code stays verbatim; front matter is skipped; links, images and emphasis lose their markup.
 enum MarkdownExtractor {
-    static func extract(_ text: String) -> ExtractedDocument {
+    static func extract(_ text: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
         var builder = DocumentBuilder()
         var lines = TextLines.lines(Array(text.utf8))[...]
         skipFrontMatter(&lines)
@@ -15,6 +17,7 @@ enum MarkdownExtractor {
         }
 
         for line in lines {
+            try budget.checkpoint()
             let content = line.drop(while: { $0 == 0x20 })
             let indent = line.count - content.count
             if let open = fence {
@@ -104,18 +107,33 @@ enum MarkdownExtractor {
 
 /// Markdown's inline markup removed: `![alt](src)` -> alt, `[text](url)` and `[text][ref]` ->
 /// text, `**`, `__` and backticks dropped. Single `*` and `_` stay (they are often maths or names).
+///
+/// Linear: the brackets a link needs are looked for through ``ForwardSearch``, which remembers
+/// where the last search ended, so a line of ten thousand `[` is not searched ten thousand times.
 enum MarkdownInline {
+    /// How far a link's `]` may be from its `[`, and its `)` from the `]`.
+    static let maximumLabel = 500, maximumTarget = 2000
+
     static func plain(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
+        var closingBracket = ForwardSearch([0x5D]), closingParenthesis = ForwardSearch([0x29]), closingReference = ForwardSearch([0x5D])
         var index = 0
         while index < bytes.count {
             let byte = bytes[index]
-            if byte == 0x5B || (byte == 0x21 && index + 1 < bytes.count && bytes[index + 1] == 0x5B),
-               let link = link(bytes, at: byte == 0x21 ? index + 1 : index) {
-                out.append(contentsOf: link.label)
-                index = link.end
-            } else if (byte == 0x2A || byte == 0x5F), index + 1 < bytes.count, bytes[index + 1] == byte {
+            let opening = byte == 0x21 && index + 1 < bytes.count && bytes[index + 1] == 0x5B ? index + 1 : index
+            if bytes[opening] == 0x5B,
+               let close = closingBracket.find(in: bytes, from: opening + 1), close - opening <= maximumLabel, close + 1 < bytes.count,
+               bytes[close + 1] == 0x28 || bytes[close + 1] == 0x5B {
+                let end = bytes[close + 1] == 0x28
+                    ? closingParenthesis.find(in: bytes, from: close + 2) : closingReference.find(in: bytes, from: close + 2)
+                if let end, end - (close + 2) < maximumTarget {
+                    out.append(contentsOf: bytes[(opening + 1)..<close])
+                    index = end + 1
+                    continue
+                }
+            }
+            if (byte == 0x2A || byte == 0x5F), index + 1 < bytes.count, bytes[index + 1] == byte {
                 index += 2
             } else if byte == 0x60 {
                 index += 1
@@ -125,15 +143,5 @@ enum MarkdownInline {
             }
         }
         return out
-    }
-
-    /// `[label](target)` or `[label][ref]` starting at `start` (the `[`): the label and the index after it.
-    private static func link(_ bytes: [UInt8], at start: Int) -> (label: ArraySlice<UInt8>, end: Int)? {
-        guard let close = bytes[(start + 1)...].prefix(500).firstIndex(of: 0x5D), close + 1 < bytes.count else { return nil }
-        let opener = bytes[close + 1]
-        guard opener == 0x28 || opener == 0x5B else { return nil }
-        let closer: UInt8 = opener == 0x28 ? 0x29 : 0x5D
-        guard let end = bytes[(close + 2)...].prefix(2000).firstIndex(of: closer) else { return nil }
-        return (bytes[(start + 1)..<close], end + 1)
     }
 }

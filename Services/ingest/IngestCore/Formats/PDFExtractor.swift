@@ -1,6 +1,5 @@
 import Bus
 import Foundation
-import Threads
 import Wire
 
 /// PDF: the text of each page with its page number, by poppler's `pdftotext` (Debian package
@@ -20,25 +19,28 @@ enum PDFExtractor {
         tool.command = context.tools.pdftotext
         let output: Data
         do throws(BusError) {
-            output = try await ToolRunner.run(tool, arguments: ["-enc", "UTF-8", "-eol", "unix", path, "-"], timeout: context.tools.timeout, file: fileName)
+            output = try await ToolRunner.run(
+                tool, arguments: ["-enc", "UTF-8", "-eol", "unix", path, "-"], settings: context.tools, directory: context.scratch,
+                budget: context.budget, file: fileName)
         } catch where error.code == .invalidArgument {
             if error.message.localizedCaseInsensitiveContains("password") {
                 throw .invalidArgument("the PDF '\(fileName)' is password-protected; upload a copy without a password")
             }
             throw .invalidArgument("the PDF '\(fileName)' is damaged or truncated and cannot be read; upload the complete file. \(error.message)")
         }
-        let document = try await offThePool { () throws(BusError) in pages(Array(output)).build() }
+        let document = try await offThePool(cancelling: context.budget) { () throws(BusError) in try pages(Array(output), budget: context.budget).build() }
         guard document.isBlank else { return document }
         return try await scanned(path, pageCount: document.pageCount ?? 0, fileName: fileName, context: context)
     }
 
     /// The document of `pdftotext`'s output (blank for a scan).
-    static func pages(_ output: [UInt8]) -> DocumentBuilder {
+    static func pages(_ output: [UInt8], budget: ExtractionBudget) throws(BusError) -> DocumentBuilder {
         var builder = DocumentBuilder()
         var pages = output.split(separator: 0x0C, omittingEmptySubsequences: false)
         // Every page ends with a form feed: what follows the last one is no page.
         if pages.count > 1, pages.last!.allSatisfy({ $0 == 0x0A || $0 == 0x20 }) { pages.removeLast() }
         for (index, page) in pages.enumerated() {
+            try budget.checkpoint()
             builder.page = index + 1
             builder.laidOutText(Array(page))
         }
@@ -55,11 +57,14 @@ enum PDFExtractor {
         var tool = pdftoppm
         tool.command = context.tools.pdftoppm
         let prefix = context.scratch.appending(path: "page").path
-        _ = try await ToolRunner.run(tool, arguments: ["-r", "200", "-gray", "-png", path, prefix], timeout: context.tools.timeout, file: fileName)
+        _ = try await ToolRunner.run(
+            tool, arguments: ["-r", "200", "-gray", "-png", "-l", String(maximumScannedPages), path, prefix], settings: context.tools,
+            directory: context.scratch, budget: context.budget, file: fileName)
         let images = ((try? FileManager.default.contentsOfDirectory(atPath: context.scratch.path)) ?? [])
             .filter { $0.hasPrefix("page-") && $0.hasSuffix(".png") }.sorted()
         var builder = DocumentBuilder()
         for (index, image) in images.enumerated() {
+            try context.budget.checkpoint()
             builder.page = index + 1
             let text = try await ImageExtractor.recognize(context.scratch.appending(path: image).path, fileName: fileName, context: context)
             builder.laidOutText(Array(text))

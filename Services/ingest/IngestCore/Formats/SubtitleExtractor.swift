@@ -6,10 +6,11 @@ import Wire
 /// their first cue and the end of their last. Cue numbers, VTT headers, NOTE/STYLE/REGION
 /// blocks, cue settings and inline tags (`<i>`, `<v Speaker>`, `{\an8}`) are left out.
 enum SubtitleExtractor {
-    static func extract(_ text: String, fileName: String) throws(BusError) -> ExtractedDocument {
+    static func extract(_ text: String, fileName: String, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
         var builder = DocumentBuilder()
         var cues = 0, lastEnd = 0.0
         for block in TextLines.paragraphs(TextLines.lines(Array(text.utf8))) {
+            try budget.checkpoint()
             let lines = block.map { String(decoding: $0, as: UTF8.self) }
             guard let timing = lines.firstIndex(where: { $0.contains("-->") }) else { continue }
             let first = lines[0].trimmingCharacters(in: .whitespaces)
@@ -36,32 +37,53 @@ enum SubtitleExtractor {
         return (start, max(start, end))
     }
 
-    /// `01:02:03,456`, `02:03.456` or `1:02:03.4` in seconds.
+    /// `01:02:03,456`, `02:03.456` or `1:02:03.4` in seconds: ASCII digits only, minutes and
+    /// seconds below 60 after the first field, at most ``DocumentValues/maximumMediaSeconds``
+    /// in all; nil for anything else (`1e308`, `inf`, `-5`, `00:99`), so such a line is no cue.
     static func seconds(_ text: String) -> Double? {
-        let fields = text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: ".").split(separator: ":")
+        let fields = Array(text.trimmingCharacters(in: .whitespaces).utf8).split(separator: 0x3A, omittingEmptySubsequences: false)
         guard (2...3).contains(fields.count) else { return nil }
-        var total = 0.0
-        for (index, field) in fields.enumerated() {
-            guard let value = Double(field), value >= 0 else { return nil }
-            if index < fields.count - 1, value != value.rounded() { return nil }
-            total = total * 60 + value
+        var whole = 0
+        for (index, field) in fields.dropLast().enumerated() {
+            guard let value = digits(field), index == 0 || value < 60 else { return nil }
+            whole = whole * 60 + value
         }
-        return total
+        let last = fields[fields.count - 1]
+        let separator = last.firstIndex { $0 == 0x2C || $0 == 0x2E }
+        guard let seconds = digits(last[..<(separator ?? last.endIndex)]), seconds < 60 else { return nil }
+        var total = Double(whole * 60 + seconds)
+        if let separator {
+            let fraction = last[(separator + 1)...]
+            guard let value = digits(fraction) else { return nil }
+            total += Double(value) / pow(10, Double(fraction.count))
+        }
+        return total <= DocumentValues.maximumMediaSeconds ? total : nil
+    }
+
+    /// 1 to 9 ASCII digits as a number.
+    private static func digits(_ bytes: ArraySlice<UInt8>) -> Int? {
+        guard (1...9).contains(bytes.count), bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return bytes.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 
     /// The text of a cue line without `<…>` tags, `{…}` override codes and character references.
     static func stripTags(_ line: String) -> String {
         var out = "", skipUntil: Character?
-        for character in line {
+        // Whether a `}` follows, looked up once per line (not once per `{`).
+        let lastClosingBrace = line.lastIndex(of: "}")
+        var index = line.startIndex
+        while index < line.endIndex {
+            let character = line[index]
             if let end = skipUntil {
                 if character == end { skipUntil = nil }
             } else if character == "<" {
                 skipUntil = ">"
-            } else if character == "{", line.contains("}") {
+            } else if character == "{", let closing = lastClosingBrace, closing > index {
                 skipUntil = "}"
             } else {
                 out.append(character)
             }
+            index = line.index(after: index)
         }
         return HTMLEntities.decoded(out)
     }

@@ -8,6 +8,8 @@ struct IngestJob: Sendable {
     var material: Material
     let format: IngestFormat
     let file: Data
+    /// Bytes the job may unpack or take from tools, reserved in the memory budget with its file.
+    let expansionAllowance: Int
     let fileName: String
     let generateFlashcards: Bool
     let maxFlashcards: Int

@@ -33,7 +33,8 @@ struct JobMethods: Sendable {
             throw BusError.invalidArgument("ingest.submit needs the file's bytes in the request's attachment frame (the file '\(fileName)' is empty or missing)")
         }
         let format = try FormatDetection.check(fileName: fileName, mimeType: request.mimeType, data: file)
-        try runner.admit(bytes: file.count)
+        let allowance = configuration.expansionAllowance(format, fileBytes: file.count)
+        try runner.admit(bytes: file.count + allowance)
         let (deadline, wallDeadline) = jobDeadline()
         let mimeType = request.mimeType ?? FormatDetection.catalog.first { $0.format == format }?.mimeTypes.first
         let upload = try await context.call(Store.uploadMaterial, MaterialUpload(
@@ -41,7 +42,7 @@ struct JobMethods: Sendable {
             attachment: file)
         if upload.duplicate { return IngestResult(material: upload.material, duplicate: true) }
         let job = IngestJob(
-            id: UUID().uuidString, material: upload.material, format: format, file: file, fileName: fileName, generateFlashcards: options.generate,
+            id: UUID().uuidString, material: upload.material, format: format, file: file, expansionAllowance: allowance, fileName: fileName, generateFlashcards: options.generate,
             maxFlashcards: options.max, titleFromDocument: request.title == nil, deadline: deadline, wallDeadline: wallDeadline,
             meta: context.downstreamOptions().meta)
         return try await run(job, wait: request.wait ?? true)
@@ -68,11 +69,12 @@ struct JobMethods: Sendable {
         }
         let fileName = original.fileName ?? material.fileName ?? "material"
         let format = try FormatDetection.check(fileName: fileName, mimeType: original.mimeType, data: file)
-        try runner.admit(bytes: file.count)
+        let allowance = configuration.expansionAllowance(format, fileBytes: file.count)
+        try runner.admit(bytes: file.count + allowance)
         let (deadline, wallDeadline) = jobDeadline()
         let processing = try await context.call(Store.startProcessing, RecordID(id: material.id))
         let job = IngestJob(
-            id: UUID().uuidString, material: processing, format: format, file: file, fileName: fileName, generateFlashcards: options.generate,
+            id: UUID().uuidString, material: processing, format: format, file: file, expansionAllowance: allowance, fileName: fileName, generateFlashcards: options.generate,
             maxFlashcards: options.max, titleFromDocument: false, deadline: deadline, wallDeadline: wallDeadline,
             meta: context.downstreamOptions().meta)
         return try await run(job, wait: request.wait ?? true)

@@ -33,8 +33,8 @@ public final class JobRunner: Service, Sendable {
     /// Jobs started and not finished.
     var activeCount: Int { active.withLock { $0.count } }
 
-    /// Refuses more work when the queue is full, or holding another file of `bytes` would go
-    /// beyond the memory budget.
+    /// Refuses more work when the queue is full, or holding another `bytes` (a file and what it
+    /// may expand to) would go beyond the memory budget.
     /// - Throws: `RESOURCE_EXHAUSTED` saying to try again or add workers.
     func admit(bytes: Int) throws(BusError) {
         let (count, held) = active.withLock { active in (active.count, active.values.reduce(0) { $0 + $1.bytes }) }
@@ -53,7 +53,7 @@ public final class JobRunner: Service, Sendable {
                 defer { _ = self.active.withLock { $0.removeValue(forKey: job.id) } }
                 return try await self.execute(job)
             }
-            active[job.id] = (job.material.id, job.file.count, task)
+            active[job.id] = (job.material.id, job.file.count + job.expansionAllowance, task)
             return task
         }
     }

@@ -32,7 +32,8 @@ struct Pipeline: Sendable {
         defer { try? FileManager.default.removeItem(at: scratch) }
         var stages = StageTimes(progress: progress, job: job)
         stages.enter(.extracting)
-        let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job))
+        let budget = ExtractionBudget(expansionAllowance: job.expansionAllowance, compressionRatio: configuration.maxCompressionRatio)
+        let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job), budget: budget)
         let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, context: context)
         try checkCancellation()
 
@@ -96,30 +97,36 @@ struct Pipeline: Sendable {
             sourceDocument: SourceDocumentInput(
                 title: (foundTitle ?? job.fileName).clipped(toScalars: StoreLimits.titleLength), pageCount: document.pageCount,
                 durationSeconds: document.durationSeconds, language: document.language),
-            chunks: chunks.map { chunk in
-                ChunkInput(ordinal: chunk.ordinal, text: chunk.text, pageNumber: chunk.page, startSeconds: chunk.startSeconds,
-                           endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset,
-                           section: chunk.section.map { $0.clipped(toScalars: StoreLimits.titleLength) })
-            },
+            chunks: Self.chunkInputs(chunks),
             flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title,
-            tasks: calendarTasks(document.calendar, job: job), sessions: calendarSessions(document.calendar, job: job))
+            tasks: Self.calendarTasks(document.calendar, material: job.material.id),
+            sessions: Self.calendarSessions(document.calendar, material: job.material.id))
+    }
+
+    /// The chunks as the store takes them.
+    static func chunkInputs(_ chunks: [Chunk]) -> [ChunkInput] {
+        chunks.map { chunk in
+            ChunkInput(ordinal: chunk.ordinal, text: chunk.text, pageNumber: chunk.page, startSeconds: chunk.startSeconds,
+                       endSeconds: chunk.endSeconds, startOffset: chunk.startOffset, endOffset: chunk.endOffset,
+                       section: chunk.section.map { $0.clipped(toScalars: StoreLimits.titleLength) })
+        }
     }
 
     /// A calendar's to-dos as tasks. Their ids come from the material and the entry's UID, so an
     /// `ingest.retry` of the material finds them instead of adding them again.
-    private func calendarTasks(_ items: [CalendarItem], job: IngestJob) -> [StudyTaskCreate]? {
+    static func calendarTasks(_ items: [CalendarItem], material: String) -> [StudyTaskCreate]? {
         let tasks = items.compactMap { item -> StudyTaskCreate? in
             guard case .task(let due, let isDone) = item.kind else { return nil }
-            return StudyTaskCreate(id: StoreWrites.entryID(material: job.material.id, key: item.key), title: item.title, dueAt: due, isDone: isDone)
+            return StudyTaskCreate(id: StoreWrites.entryID(material: material, key: item.key), title: item.title, dueAt: due, isDone: isDone)
         }
         return tasks.isEmpty ? nil : tasks
     }
 
     /// A calendar's events as study sessions, with ids as for tasks.
-    private func calendarSessions(_ items: [CalendarItem], job: IngestJob) -> [StudySessionCreate]? {
+    static func calendarSessions(_ items: [CalendarItem], material: String) -> [StudySessionCreate]? {
         let sessions = items.compactMap { item -> StudySessionCreate? in
             guard case .session(let start, let end) = item.kind else { return nil }
-            return StudySessionCreate(id: StoreWrites.entryID(material: job.material.id, key: item.key), startedAt: start, endedAt: end)
+            return StudySessionCreate(id: StoreWrites.entryID(material: material, key: item.key), startedAt: start, endedAt: end)
         }
         return sessions.isEmpty ? nil : sessions
     }

@@ -30,7 +30,7 @@ struct ChannelMethods: Sendable {
         switch request.type {
         case .webhook:
             guard let given = request.url else { throw Field.invalid("url", "is required for a webhook") }
-            try Field.httpURL(given, "url")
+            try Field.endpointURL(given, "url")
             guard let given = request.secret else {
                 throw Field.invalid("secret", "is required for a webhook: whsec_ followed by base64 of 24 to 64 random bytes")
             }
@@ -38,10 +38,11 @@ struct ChannelMethods: Sendable {
             url = request.url
             secret = given.hasPrefix("whsec_") ? given : "whsec_" + given
         case .ntfy:
-            guard let given = request.url, NtfySender.split(topicURL: given) != nil else {
+            guard let given = request.url else { throw Field.invalid("url", "is required for ntfy") }
+            try Field.endpointURL(given, "url")
+            guard NtfySender.split(topicURL: given) != nil else {
                 throw Field.invalid("url", "must be an ntfy topic URL such as https://ntfy.sh/my-topic")
             }
-            try Field.httpURL(given, "url")
             if let given = request.token {
                 guard !given.isEmpty else { throw Field.invalid("token", "must not be empty") }
                 try Field.length(given, "token", maximum: 200)

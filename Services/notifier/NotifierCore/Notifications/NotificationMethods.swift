@@ -34,8 +34,9 @@ struct NotificationMethods: Sendable {
             try Field.length(tag, "tags[\(index)]", maximum: 40)
         }
         let now = clock.now().unixMilliseconds
+        let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
         let record = try await database.pool.write { db in
-            try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) {
+            try Idempotency.once(db, user: user, key: key) {
                 let id = "send-\(UUID().uuidString.lowercased())_0"
                 try NotificationWrites.insert(db, NewNotification(
                     id: id, userId: user, kind: kind, title: title, body: request.body, url: request.url, tags: tags, priority: priority,

@@ -6,10 +6,10 @@ import Wire
 enum TestMethods {
     static func register(_ handlers: Handlers<SchedulerService>) {
         handlers.handle(Scheduler.createTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context) { db, user, now in try TestBook.create(request, db, user: user, now: now) }
+            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.create(request, db, user: user, now: now) }
         }
         handlers.handle(Scheduler.recordTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context) { db, user, now in try TestBook.record(request, db, user: user, now: now) }
+            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.record(request, db, user: user, now: now) }
         }
         handlers.handle(Scheduler.listTests) { scheduler, _, context in
             try await scheduler.read(context) { db, user, _ in PerformanceTestList(tests: try TestBook.list(db, user: user)) }
@@ -18,7 +18,7 @@ enum TestMethods {
             try await scheduler.read(context) { db, user, now in PerformanceTestList(tests: try TestBook.due(db, user: user, now: now)) }
         }
         handlers.handle(Scheduler.deleteTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context) { db, user, _ in
+            try await scheduler.writeAffectingReminders(context, request) { db, user, _ in
                 try TestBook.delete(request.testId, db, user: user)
                 return Empty()
             }

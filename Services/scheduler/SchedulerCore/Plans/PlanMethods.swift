@@ -7,7 +7,7 @@ import Wire
 enum PlanMethods {
     static func register(_ handlers: Handlers<SchedulerService>) {
         handlers.handle(Scheduler.createPlan) { scheduler, request, context in
-            try await scheduler.write(context) { db, user, now in try PlanBook.create(request, db, user: user, now: now) }
+            try await scheduler.write(context, request) { db, user, now in try PlanBook.create(request, db, user: user, now: now) }
         }
         handlers.handle(Scheduler.getPlan) { scheduler, request, context in
             try await scheduler.read(context) { db, user, _ in try PlanBook.get(request.planId, db, user: user) }

@@ -6,23 +6,23 @@ import Wire
 enum ReviewMethods {
     static func register(_ handlers: Handlers<SchedulerService>) {
         handlers.handle(Scheduler.addCards) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context) { db, user, now in
+            try await scheduler.writeAffectingReminders(context, request) { db, user, now in
                 CardsAddResponse(added: try ReviewBook.add(request.cards, db, user: user, now: now))
             }
         }
         handlers.handle(Scheduler.removeCards) { scheduler, request, context in
-            try await scheduler.write(context) { db, user, _ in CardsRemoveResponse(removed: try ReviewBook.remove(request.cardIds, db, user: user)) }
+            try await scheduler.write(context, request) { db, user, _ in CardsRemoveResponse(removed: try ReviewBook.remove(request.cardIds, db, user: user)) }
         }
         handlers.handle(Scheduler.cardState) { scheduler, request, context in
             try await scheduler.read(context) { db, user, now in try ReviewBook.state(cardId: request.cardId, db, user: user, now: now) }
         }
         handlers.handle(Scheduler.recordReview) { scheduler, request, context in
-            try await scheduler.write(context) { [tally = scheduler.studyTally] db, user, now in
+            try await scheduler.write(context, request) { [tally = scheduler.studyTally] db, user, now in
                 try ReviewBook.record(request, db, user: user, now: now, tally: tally)
             }
         }
         handlers.handle(Scheduler.undoReview) { scheduler, request, context in
-            try await scheduler.write(context) { [tally = scheduler.studyTally] db, user, now in
+            try await scheduler.write(context, request) { [tally = scheduler.studyTally] db, user, now in
                 try ReviewBook.undo(cardId: request.cardId, db, user: user, now: now, tally: tally)
             }
         }

@@ -9,10 +9,10 @@ enum SettingsMethods {
             try await scheduler.read(context) { db, user, now in try UserSettings.load(db, user: user, now: now).record }
         }
         handlers.handle(Scheduler.updateSettings) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context) { db, user, now in try UserSettings.update(request, db, user: user, now: now) }
+            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try UserSettings.update(request, db, user: user, now: now) }
         }
         handlers.handle(Scheduler.configureSet) { scheduler, request, context in
-            try await scheduler.write(context) { db, user, now in try UserSettings.configure(request, db, user: user, now: now) }
+            try await scheduler.write(context, request) { db, user, now in try UserSettings.configure(request, db, user: user, now: now) }
         }
     }
 }

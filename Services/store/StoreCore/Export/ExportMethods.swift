@@ -95,14 +95,23 @@ enum ExportMethods {
         })
     }
 
-    /// RFC 4180: CRLF line ends; a field with a comma, quote or line break is quoted.
+    /// RFC 4180: CRLF line ends; a field with a comma, quote or line break is quoted. A field
+    /// that a spreadsheet would run as a formula (it begins with `=`, `+`, `-`, `@`, a tab or a
+    /// carriage return) gets a leading `'` and is quoted, as OWASP's "CSV Injection" advises: the
+    /// spreadsheet shows it as text, and a program reading the file drops the `'`.
     static func csvTable(_ header: [String], _ rows: [[String]]) -> String {
         func field(_ value: String) -> String {
+            if let first = value.unicodeScalars.first, formulaStarts.contains(first) {
+                return "\"'" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+            }
             guard value.contains(where: { $0 == "," || $0 == "\"" || $0.isNewline }) else { return value }
             return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         return ([header] + rows).map { $0.map(field).joined(separator: ",") + "\r\n" }.joined()
     }
+
+    /// First characters that make a spreadsheet read a cell as a formula.
+    static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
 
     /// Anki's text import with its header lines.
     static func anki(_ cards: [Flashcard], deck: String) -> String {

@@ -38,7 +38,9 @@ extension IngestMethods {
             title: try Field.optionalText(input.title, "sourceDocument.title", maximum: StoreLimits.titleLength),
             characterCount: chunkLengths.reduce(0, +),
             pageCount: try input.pageCount.map { count in try Field.int(count, "sourceDocument.pageCount", in: 0...1_000_000) },
-            durationSeconds: try input.durationSeconds.map { seconds in try Field.seconds(seconds, "sourceDocument.durationSeconds") },
+            durationSeconds: try input.durationSeconds.map { seconds in
+                try Field.seconds(seconds, "sourceDocument.durationSeconds", maximum: StoreLimits.maximumMediaSeconds)
+            },
             language: try Field.optionalText(input.language, "sourceDocument.language", maximum: 35),
             createdAt: changes.now, updatedAt: changes.now)
         try changes.insert(document)
@@ -55,8 +57,7 @@ extension IngestMethods {
         var offset = 0
         for index in order {
             let chunk = request.chunks[index]
-            let start = chunk.startOffset ?? offset
-            let end = chunk.endOffset ?? start + chunkLengths[index]
+            let (start, end) = try ChunkRecords.offsets(chunk, field: "chunks[\(index)]", following: offset, length: chunkLengths[index])
             offset = end
             // Chunks are most of the rows: inserted directly, without the record encoder.
             let id = StoreID.new()

@@ -18,31 +18,38 @@ enum IngestMethods {
             }
             try checkSize(file.count, kind: request.sourceKind)
             let sha256 = SHA256.hash(data: file).map { String(format: "%02x", $0) }.joined()
-            return try await store.write(context) { changes in try upload(request, file: file, sha256: sha256, changes) }
+            return try await store.write(context, UploadRequest(fields: request, sha256: sha256)) { changes in
+                try upload(request, file: file, sha256: sha256, changes)
+            }
         }
         handlers.handle(Store.startProcessing) { store, request, context in
             try Field.id(request.id, "id")
-            return try await store.write(context) { changes in try startProcessing(request.id, changes) }
+            return try await store.write(context, request) { changes in try startProcessing(request.id, changes) }
         }
         handlers.handle(Store.putMaterial) { store, request, context in
-            try await store.write(context) { changes in try put(request, changes) }
+            try await store.write(context, request) { changes in try put(request, changes) }
         }
         handlers.handle(Store.failMaterial) { store, request, context in
             try Field.id(request.id, "id")
-            return try await store.write(context) { changes in try fail(request, changes) }
+            return try await store.write(context, request) { changes in try fail(request, changes) }
         }
         handlers.handle(Store.materialOriginal, withAttachment: { store, request, context in
             try Field.id(request.id, "id")
             return try await store.read(context) { db, user in try original(request.id, db, user: user) }
         })
         handlers.handle(Store.stuckMaterials) { store, request, context in
-            let age = request.olderThanSeconds ?? 600
-            guard age.isFinite, age >= 1 else { throw Field.invalid("olderThanSeconds", "must be at least 1") }
+            let age = try Field.number(request.olderThanSeconds ?? 600, "olderThanSeconds", in: 1...StoreLimits.maximumStuckAgeSeconds)
             let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 100)
             let cutoff = store.clock.now().addingTimeInterval(-age).unixMilliseconds
             let user = context.user.flatMap { $0.isEmpty ? nil : $0 }
             return try await store.database.pool.read { db in try stuck(before: cutoff, user: user, limit: limit, db) }
         }
+    }
+
+    /// What an upload's idempotency key is bound to: its fields and its file.
+    struct UploadRequest: Encodable {
+        var fields: MaterialUpload
+        var sha256: String
     }
 
     /// Refuses files over the material limits: 50 MB, images 10 MB, audio 5 MB.

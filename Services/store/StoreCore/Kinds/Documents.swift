@@ -19,7 +19,9 @@ enum SourceDocumentRecords: RecordKind {
             id: try StoreID.givenOrNew(request.id), userId: changes.user, materialId: material.id, kind: request.kind ?? material.sourceKind,
             title: try Field.optionalText(request.title, "title", maximum: StoreLimits.titleLength),
             pageCount: try request.pageCount.map { count in try Field.int(count, "pageCount", in: 0...1_000_000) },
-            durationSeconds: try request.durationSeconds.map { seconds in try Field.seconds(seconds, "durationSeconds") },
+            durationSeconds: try request.durationSeconds.map { seconds in
+                try Field.seconds(seconds, "durationSeconds", maximum: StoreLimits.maximumMediaSeconds)
+            },
             language: try Field.optionalText(request.language, "language", maximum: 35),
             createdAt: changes.now, updatedAt: changes.now)
     }
@@ -28,7 +30,9 @@ enum SourceDocumentRecords: RecordKind {
         var document = record
         if let title = request.title { document.title = try Field.optionalText(title, "title", maximum: StoreLimits.titleLength) }
         if let pageCount = request.pageCount { document.pageCount = try Field.int(pageCount, "pageCount", in: 0...1_000_000) }
-        if let duration = request.durationSeconds { document.durationSeconds = try Field.seconds(duration, "durationSeconds") }
+        if let duration = request.durationSeconds {
+            document.durationSeconds = try Field.seconds(duration, "durationSeconds", maximum: StoreLimits.maximumMediaSeconds)
+        }
         if let language = request.language { document.language = try Field.optionalText(language, "language", maximum: 35) }
         return document
     }
@@ -54,13 +58,12 @@ enum ChunkRecords: RecordKind {
         let document = try changes.require(SourceDocument.self, request.sourceDocumentId, field: "sourceDocumentId")
         let input = request.chunk
         let length = try validate(input, field: "chunk")
-        let start = try Field.int(input.startOffset, "chunk.startOffset", in: 0...Int.max, default: document.characterCount)
+        let (start, end) = try offsets(input, field: "chunk", following: document.characterCount, length: length)
         try adjustCharacterCount(document.id, by: length, changes)
         return NoteChunk(
             id: try StoreID.givenOrNew(request.id), userId: changes.user, materialId: document.materialId, sourceDocumentId: document.id,
             ordinal: input.ordinal, text: input.text, pageNumber: input.pageNumber, startSeconds: input.startSeconds,
-            endSeconds: input.endSeconds, startOffset: start,
-            endOffset: try input.endOffset.map { end in try Field.int(end, "chunk.endOffset", in: start...Int.max) } ?? start + length,
+            endSeconds: input.endSeconds, startOffset: start, endOffset: end,
             section: input.section, createdAt: changes.now, updatedAt: changes.now)
     }
 
@@ -72,8 +75,9 @@ enum ChunkRecords: RecordKind {
             chunk.text = text
         }
         if let page = request.pageNumber { chunk.pageNumber = try Field.int(page, "pageNumber", in: 1...1_000_000) }
-        if let start = request.startSeconds { chunk.startSeconds = try Field.seconds(start, "startSeconds") }
-        if let end = request.endSeconds { chunk.endSeconds = try Field.seconds(end, "endSeconds") }
+        let maximumSeconds = StoreLimits.maximumMediaSeconds
+        if let start = request.startSeconds { chunk.startSeconds = try Field.seconds(start, "startSeconds", maximum: maximumSeconds) }
+        if let end = request.endSeconds { chunk.endSeconds = try Field.seconds(end, "endSeconds", maximum: maximumSeconds) }
         return chunk
     }
 
@@ -100,13 +104,26 @@ enum ChunkRecords: RecordKind {
         try Field.int(input.ordinal, "\(field()).ordinal", in: 0...Int(Int32.max))
         try Field.length(input.text, "\(field()).text", maximum: StoreLimits.textLength)
         if let page = input.pageNumber { try Field.int(page, "\(field()).pageNumber", in: 1...1_000_000) }
-        if let start = input.startSeconds { try Field.seconds(start, "\(field()).startSeconds") }
+        if let start = input.startSeconds { try Field.seconds(start, "\(field()).startSeconds", maximum: StoreLimits.maximumMediaSeconds) }
         if let end = input.endSeconds {
-            try Field.seconds(end, "\(field()).endSeconds")
+            try Field.seconds(end, "\(field()).endSeconds", maximum: StoreLimits.maximumMediaSeconds)
             if let start = input.startSeconds, end < start { throw Field.invalid("\(field()).endSeconds", "must not be before startSeconds") }
         }
+        if let start = input.startOffset { try Field.int(start, "\(field()).startOffset", in: 0...StoreLimits.maximumOffset) }
+        if let end = input.endOffset { try Field.int(end, "\(field()).endOffset", in: 0...StoreLimits.maximumOffset) }
         if let section = input.section { try Field.length(section, "\(field()).section", maximum: StoreLimits.titleLength) }
         return input.text.unicodeScalars.count
+    }
+
+    /// A checked chunk's offsets: as given, the start defaulting to `following` (where the
+    /// previous chunk ended) and the end to the start plus the text's `length`.
+    /// - Throws: `INVALID_ARGUMENT` when the end is before the start.
+    static func offsets(_ input: ChunkInput, field: @autoclosure () -> String, following: Int, length: Int) throws(BusError) -> (start: Int, end: Int) {
+        // Both at most maximumOffset + textLength: far from overflowing.
+        let start = input.startOffset ?? following
+        let end = input.endOffset ?? start + length
+        guard end >= start else { throw Field.invalid("\(field()).endOffset", "must not be before the chunk's start offset \(start)") }
+        return (start, end)
     }
 
     /// Cards made from the chunks matching `condition` lose the link (the chunks are going).

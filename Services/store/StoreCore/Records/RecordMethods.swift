@@ -43,7 +43,7 @@ enum RecordMethods {
         _ update: Method<Kind.Update, Kind.Record>, _ delete: Method<RecordID, Empty>, _ list: Method<Kind.List, RecordPage<Kind.Record>>
     ) {
         handlers.handle(create) { store, request, context in
-            try await store.write(context) { changes in
+            try await store.write(context, request) { changes in
                 let record = try Kind.make(request, changes)
                 try changes.insert(record)
                 return record
@@ -57,7 +57,7 @@ enum RecordMethods {
         }
         handlers.handle(update) { store, request, context in
             try Field.id(request.id, "id")
-            return try await store.write(context) { changes in
+            return try await store.write(context, request) { changes in
                 let existing = try changes.require(Kind.Record.self, request.id)
                 var record = try Kind.apply(request, to: existing, changes)
                 record.updatedAt = changes.nextUpdate(after: existing.updatedAt)
@@ -67,7 +67,7 @@ enum RecordMethods {
         }
         handlers.handle(delete) { store, request, context in
             try Field.id(request.id, "id")
-            return try await store.write(context) { changes in
+            return try await store.write(context, request) { changes in
                 try Kind.remove(try changes.require(Kind.Record.self, request.id), changes)
                 return Empty()
             }

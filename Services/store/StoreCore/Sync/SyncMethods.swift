@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import ServiceKit
 import Wire
 
 /// Multi-device sync: last write wins per record, deletes leave tombstones, and a per-user
@@ -11,7 +12,8 @@ enum SyncMethods {
         handlers.handle(Store.syncPush) { store, request, context in
             try Field.text(request.deviceId, "deviceId", maximum: StoreLimits.idLength)
             try Field.count(request.changes, "changes", in: 0...StoreLimits.changesPerPush)
-            return try await store.write(context, device: request.deviceId) { changes in
+            try checkClocks(request.changes, now: store.clock.now(), skew: store.syncFutureSkew)
+            return try await store.write(context, request, device: request.deviceId) { changes in
                 SyncPushResponse(results: try request.changes.enumerated().map { index, change in
                     SyncPushResult(kind: change.kind, id: change.id, outcome: try apply(change, field: "changes[\(index)]", changes))
                 })
@@ -19,6 +21,22 @@ enum SyncMethods {
         }
         handlers.handle(Store.syncPull) { store, request, context in
             try await store.read(context) { db, user in try pull(request, db, user: user) }
+        }
+    }
+
+    /// Refuses a change stamped more than `skew` after `now` (as the scheduler refuses a review
+    /// in the future): last write wins, so such a change would win over every edit until the
+    /// clocks reach it, and one stamped near the wire's last date would leave no later time for
+    /// the next edit.
+    /// - Throws: `INVALID_ARGUMENT` naming the change and its record.
+    static func checkClocks(_ changes: [SyncChange], now: Date, skew: Duration) throws(BusError) {
+        let latest = now.addingTimeInterval(TimeInterval(skew.components.seconds))
+        for (index, change) in changes.enumerated() where change.updatedAt > latest {
+            try Field.id(change.id, "changes[\(index)].id")
+            throw Field.invalid(
+                "changes[\(index)].updatedAt",
+                "of \(change.kind.rawValue) '\(change.id)' must not be more than \(skew.components.seconds) seconds after the store's clock "
+                    + "(\(ISO8601.format(now))); got \(ISO8601.format(change.updatedAt))")
         }
     }
 

@@ -31,8 +31,9 @@ struct PresetMethods: Sendable {
             id: UUID().uuidString.lowercased(), userId: user, label: label, hours: duration.hours, minutes: duration.minutes,
             seconds: duration.seconds, isSoundOn: request.isSoundOn ?? true, isVibrationOn: request.isVibrationOn ?? true,
             endAction: request.endAction ?? .discard, createdAt: Date(unixMilliseconds: nowMs), updatedAt: Date(unixMilliseconds: nowMs))
+        let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
         return try await database.pool.write { db in
-            try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) {
+            try Idempotency.once(db, user: user, key: key) {
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM preset WHERE user_id = ?", arguments: [user]) ?? 0
                 guard count < TimerLimits.maximumPresets else {
                     throw BusError.resourceExhausted("at most \(TimerLimits.maximumPresets) presets per user")

@@ -36,7 +36,7 @@ struct TimerMethods: Sendable {
 
     func create(_ request: CreateTimerRequest, _ context: RequestContext) async throws -> CountdownTimer {
         let user = try context.requireUser()
-        return try await change(context) { db, nowMs in try create(db, request, user: user, nowMs: nowMs) }
+        return try await change(context, request) { db, nowMs in try create(db, request, user: user, nowMs: nowMs) }
     }
 
     func get(_ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
@@ -64,13 +64,15 @@ struct TimerMethods: Sendable {
 
     static func notFound(_ id: String) -> BusError { .notFound("timer '\(id)' not found") }
 
-    /// Runs `body` in one write transaction under the request's idempotency key, then wakes the outbox.
+    /// Runs `body` in one write transaction under the request's idempotency key (bound to
+    /// `request`), then wakes the outbox.
     private func change(
-        _ context: RequestContext, _ body: @escaping @Sendable (Database, Int64) throws -> CountdownTimer
+        _ context: RequestContext, _ request: some Encodable, _ body: @escaping @Sendable (Database, Int64) throws -> CountdownTimer
     ) async throws -> CountdownTimer {
         let user = try context.requireUser()
+        let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
         let result = try await database.pool.write { [wallClock] db in
-            try Idempotency.once(db, user: user, key: context.idempotencyKey, method: context.method) {
+            try Idempotency.once(db, user: user, key: key) {
                 try body(db, wallClock.now().unixMilliseconds)
             }
         }
@@ -81,7 +83,7 @@ struct TimerMethods: Sendable {
     func transition(_ action: TimerAction, _ request: TimerRef, _ context: RequestContext) async throws -> CountdownTimer {
         let user = try context.requireUser()
         try await recordOverdueCompletion(id: request.id, user: user)
-        return try await change(context) { db, nowMs in
+        return try await change(context, request) { db, nowMs in
             guard var row = try TimerRow.fetch(db, id: request.id, user: user) else { throw Self.notFound(request.id) }
             if row.hasRunOut(atMs: nowMs) {
                 // The run is over though its completion is not recorded yet: record it now.

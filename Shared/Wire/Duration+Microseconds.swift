@@ -1,9 +1,0 @@
-import Foundation
-
-extension Duration {
-    /// The duration in whole microseconds.
-    public var wholeMicroseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-    }
-}
