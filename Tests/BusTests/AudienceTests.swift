@@ -224,8 +224,8 @@ struct AudienceTests {
             ("things.app", #"{"id":"c","caller":{"role":"root"},"caller":{"role":"operator"}}"#),
             ("things.app", #"{"id":"d","caller":"operator"}"#),
         ])
-        // A header with a malformed member is answered without its id (it is not trusted for any of it).
-        #expect(replies.sorted { $0.id < $1.id }.map { "\($0.id):\($0.code.rawValue)" } == [":3", ":3", "a:7", "b:0"])
+        // A header with a malformed member is refused; the refusal still carries its readable id.
+        #expect(replies.sorted { $0.id < $1.id }.map { "\($0.id):\($0.code.rawValue)" } == ["a:7", "b:0", "c:3", "d:3"])
         #expect(world.handled.value == 1)
         await world.stop()
     }

@@ -102,8 +102,11 @@ struct KeyFileTests {
         #expect(file == KeyFile(name: "store", publicKey: pair.publicKey, secretKey: pair.secretKey))
         let windows = czmq.replacingOccurrences(of: "\n", with: "\r\n")
         #expect(try KeyFile.parse(Array(windows.utf8), path: "crlf.key_secret") == file)
-        let bare = try KeyFile.parse(Array("curve\n    public-key = \(pair.publicKey.z85)\n".utf8), path: "bare.key")
-        #expect(bare.publicKey == pair.publicKey && bare.name == nil)
+        // Unquoted, a value ends at a `#` (a comment), which Z85 may contain: CZMQ always quotes keys.
+        var unquotable = pair
+        while unquotable.publicKey.z85.contains("#") { unquotable = try CurveKeyPair.generate() }
+        let bare = try KeyFile.parse(Array("curve\n    public-key = \(unquotable.publicKey.z85)\n".utf8), path: "bare.key")
+        #expect(bare.publicKey == unquotable.publicKey && bare.name == nil)
 
         func failure(_ text: String) -> String? { failure(bytes: Array(text.utf8)) }
         func failure(bytes: [UInt8]) -> String? {

@@ -44,6 +44,8 @@ final class BrokerLoop {
     /// A subscription travels as one frame: the prefix after a one-byte subscribe flag (ZMTP
     /// 3.0) or after the ten bytes that name a SUBSCRIBE command (ZMTP 3.1, libzmq 4.3).
     static let subscriptionFrameOverhead = 10
+    /// The largest CURVE handshake command a client sends (INITIATE with its metadata), with room.
+    static let curveHandshakeBytes = 1024
 
     /// The endpoints actually bound (ports resolved), in connectable form.
     let boundEndpoints: Broker.Endpoints
@@ -79,7 +81,10 @@ final class BrokerLoop {
             try xpub.set(.sendHighWaterMark, configuration.highWaterMark)
             // What comes in here is subscriptions: a longer one disconnects its subscriber
             // before libzmq adds it to its trie.
-            try xpub.setMaxMessageSize(Int64(configuration.maxSubscriptionBytes + Self.subscriptionFrameOverhead))
+            // Under CURVE the handshake's INITIATE (about 300 bytes) passes the same limit, so
+            // it is at least `curveHandshakeBytes` there.
+            let subscriptionLimit = configuration.maxSubscriptionBytes + Self.subscriptionFrameOverhead
+            try xpub.setMaxMessageSize(Int64(configuration.curveServerKeys == nil ? subscriptionLimit : max(subscriptionLimit, Self.curveHandshakeBytes)))
             try Self.secure(xpub, configuration)
             try xpub.bind(configuration.subBind)
 
