@@ -13,8 +13,8 @@ struct BenchBody: Codable, Sendable {
 
 // The same echo twice: answered on the worker's bus I/O thread, and as a task (what a handler
 // that awaits I/O costs). Clients pick one with `--method echo|echo.task`.
-let echo = Method<BenchBody, BenchBody>(service: "bench", "echo", "Returns the request (on the bus's I/O thread).")
-let echoTask = Method<BenchBody, BenchBody>(service: "bench", "echo.task", "Returns the request (as a task).")
+let echo = Method<BenchBody, BenchBody>(service: "bench", "echo", "Returns the request (on the bus's I/O thread).", audience: .app)
+let echoTask = Method<BenchBody, BenchBody>(service: "bench", "echo.task", "Returns the request (as a task).", audience: .app)
 
 struct Options {
     var values: [String: String] = [:]

@@ -7,7 +7,8 @@ import Wire
 public struct UsageRequest: Codable, Sendable, Equatable {
     /// Only usage from this day on (UTC days); default everything kept.
     public var since: Date?
-    /// Sum over every user instead of the caller's own (operators); no user ids are returned.
+    /// Sum over every user instead of the caller's own; operators only (PERMISSION_DENIED for
+    /// anyone else). No user ids are returned.
     public var allUsers: Bool?
 
     public init(since: Date? = nil, allUsers: Bool? = nil) {

@@ -17,54 +17,54 @@ public struct AIGatewayContract: ServiceContract {
 
     /// `summarize`: the most central sentences of a text.
     public let summarize = Method<SummarizeRequest, SummarizeResponse>(
-        Self.self, "summarize", "Summarize a text (≤ 2 MiB) in at most maxSentences (1...20, default 3) sentences.")
+        Self.self, "summarize", "Summarize a text (≤ 2 MiB) in at most maxSentences (1...20, default 3) sentences.", audience: .app)
     /// `keywords`: the key terms of a text.
     public let keywords = Method<KeywordsRequest, KeywordsResponse>(
-        Self.self, "keywords", "The key terms of a text (≤ 2 MiB), best first, at most maxCount (1...50, default 10).")
+        Self.self, "keywords", "The key terms of a text (≤ 2 MiB), best first, at most maxCount (1...50, default 10).", audience: .app)
     /// `flashcards.generate`: cards of kind qa / cloze / definition, each linked to its chunk.
     public let generateFlashcards = Method<FlashcardsRequest, FlashcardsResponse>(
         Self.self, "flashcards.generate",
-        "Flashcards (qa, cloze, definition) from text chunks (1...2000, ≤ 2 MiB in all); each card names its chunkId.")
+        "Flashcards (qa, cloze, definition) from text chunks (1...2000, ≤ 2 MiB in all); each card names its chunkId.", audience: .app)
     /// `reflect`: a warm reflection on what the user wrote or studied.
     public let reflect = Method<ReflectRequest, ReflectResponse>(
-        Self.self, "reflect", "A warm, identity-based reflection on a note or study text; never guilt.")
+        Self.self, "reflect", "A warm, identity-based reflection on a note or study text; never guilt.", audience: .app)
     /// `encourage`: encouragement from accuracy, streak or completion numbers.
     public let encourage = Method<EncourageRequest, EncourageResponse>(
-        Self.self, "encourage", "Encouragement from accuracy, streak and completion numbers; identity-based, never guilt.")
+        Self.self, "encourage", "Encouragement from accuracy, streak and completion numbers; identity-based, never guilt.", audience: .app)
     /// `thought`: a "house thought" (C11S House) from the user's notes.
     public let thought = Method<ThoughtRequest, HouseThought>(
-        Self.self, "thought", "A house thought (thought, emotion, category, confidence, suggestion) from the user's notes.")
+        Self.self, "thought", "A house thought (thought, emotion, category, confidence, suggestion) from the user's notes.", audience: .app)
     /// `chat`: the tutor; with `stream: true` tokens are published on `ai.stream.<requestId>`;
     /// with `conversationId` / `materialId` / `setId` the history and context come from store and
     /// the turn is stored there.
     public let chat = Method<ChatRequest, ChatResponse>(
         Self.self, "chat",
-        "The tutor: the last 5 messages and optional study context (inline, or materialId/setId from store); stream=true publishes tokens on ai.stream.<requestId>; conversationId loads and stores the conversation in store.")
+        "The tutor: the last 5 messages and optional study context (inline, or materialId/setId from store); stream=true publishes tokens on ai.stream.<requestId>; conversationId loads and stores the conversation in store.", audience: .app)
     /// `chat.cancel`: stops a chat that is still answering.
     public let cancelChat = Method<ChatCancelRequest, ChatCancelResponse>(
-        Self.self, "chat.cancel", "Stop a chat answer in progress; the chat call returns the text so far with finishReason cancelled.")
+        Self.self, "chat.cancel", "Stop a chat answer in progress; the chat call returns the text so far with finishReason cancelled.", audience: .app)
     /// `intent.parse`: a voice command to its intent and parameters.
     public let parseIntent = Method<IntentParseRequest, IntentParseResponse>(
-        Self.self, "intent.parse", "Match a voice command against the registered patterns; else the best fuzzy candidates.")
+        Self.self, "intent.parse", "Match a voice command against the registered patterns; else the best fuzzy candidates.", audience: .app)
     /// `intent.register`: adds (or replaces, by pattern) the user's own command patterns.
     public let registerIntents = Method<IntentRegisterRequest, IntentListResponse>(
-        Self.self, "intent.register", "Register command patterns (* wildcards, [optional] words) for the calling user; returns them stored.")
+        Self.self, "intent.register", "Register command patterns (* wildcards, [optional] words) for the calling user; returns them stored.", audience: .app)
     /// `intent.list`: the built-in and the user's command patterns.
     public let listIntents = Method<Empty, IntentListResponse>(
-        Self.self, "intent.list", "The command patterns that apply to the calling user: built-in ones and their own.")
+        Self.self, "intent.list", "The command patterns that apply to the calling user: built-in ones and their own.", audience: .app)
     /// `intent.remove`: removes some of the user's own command patterns.
     public let removeIntents = Method<IntentRemoveRequest, IntentListResponse>(
-        Self.self, "intent.remove", "Remove the calling user's own command patterns by id; returns those that remain.")
+        Self.self, "intent.remove", "Remove the calling user's own command patterns by id; returns those that remain.", audience: .app)
     /// `transcribe`: audio in the attachment frame (≤ 5 MiB) to text.
     public let transcribe = Method<TranscribeRequest, TranscribeResponse>(
         Self.self, "transcribe",
-        "Transcribe the audio in the attachment frame (≤ 5 MiB) through a Whisper-compatible provider.")
+        "Transcribe the audio in the attachment frame (≤ 5 MiB) through a Whisper-compatible provider.", audience: .app)
     /// `usage`: requests, tokens, cache hits, errors and estimated cost per provider and model.
     public let usage = Method<UsageRequest, UsageResponse>(
-        Self.self, "usage", "Requests, tokens, cache hits, errors and estimated cost per provider and model.")
+        Self.self, "usage", "Requests, tokens, cache hits, errors and estimated cost per provider and model.", audience: .app)
     /// `providers`: the configured providers and the route of each method (never the keys).
     public let providers = Method<Empty, ProvidersResponse>(
-        Self.self, "providers", "The configured providers, their limits and each method's fallback chain; keys are never shown.")
+        Self.self, "providers", "The configured providers, their limits and each method's fallback chain; keys are never shown.", audience: .operator)
 
     /// The events of one streamed chat answer. Subscribe with ``chatStream(requestId:)`` (the
     /// exact topic: the request id in lower case) before calling `chat`.

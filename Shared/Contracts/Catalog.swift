@@ -7,12 +7,14 @@ import Wire
 //     public let Store = StoreContract()
 //     public struct StoreContract: ServiceContract {
 //         public static let serviceName = "store"
-//         public let getMaterial = Method<MaterialID, Material>(Self.self, "materials.get", "Fetch one material by id.")
+//         public let getMaterial = Method<MaterialID, Material>(Self.self, "materials.get", "Fetch one material by id.", audience: .app)
 //         public let materialCreated = Topic<Material>(Self.self, "material.created", "A material was created.")
 //     }
 //
-// The service registers its handlers against these descriptors, callers pass them to
-// `bus.call`, `_describe` is generated from them, and busctl reads them from the catalog below.
+// Every method says who may call it (`audience`: app, service or operator; docs/services/*.md
+// list them), which its service's host enforces. The service registers its handlers against
+// these descriptors, callers pass them to `bus.call`, `_describe` is generated from them, and
+// busctl reads them from the catalog below.
 
 /// Every service contract, for tools that work without the services running (busctl).
 public enum Catalog {

@@ -28,13 +28,13 @@ public struct IngestContract: ServiceContract {
     /// for a file the user already submitted).
     public let submit = Method<IngestSubmit, IngestResult>(
         Self.self, "ingest.submit",
-        "Process the file in the attachment frame into a material (text, chunks, summary, keywords, flashcards); the same file twice returns the first material.")
+        "Process the file in the attachment frame into a material (text, chunks, summary, keywords, flashcards); the same file twice returns the first material.", audience: .app)
     /// Processes a failed material again from its stored original.
     public let retry = Method<IngestRetry, IngestResult>(
-        Self.self, "ingest.retry", "Process a failed (or pending) material again from its stored original file.")
+        Self.self, "ingest.retry", "Process a failed (or pending) material again from its stored original file.", audience: .app)
     /// The formats ingest reads, their size limits and the chunking settings.
     public let formats = Method<Empty, IngestFormats>(
-        Self.self, "ingest.formats", "The file formats ingest reads, with extensions, media types and size limits; the chunking settings.")
+        Self.self, "ingest.formats", "The file formats ingest reads, with extensions, media types and size limits; the chunking settings.", audience: .app)
 
     /// Progress of one job (not durable: the outcome is the store's material.ingested or ingest.failed).
     public let progress = Topic<IngestProgress>(

@@ -17,34 +17,34 @@ public struct NotifierContract: ServiceContract {
 
     /// Creates a notification for the calling user and delivers it on the user's channels.
     public let send = Method<SendNotificationRequest, NotificationRecord>(
-        Self.self, "notify.send", "Create a notification for the user and deliver it (idempotent under the idem header).")
+        Self.self, "notify.send", "Create a notification for the user and deliver it (idempotent under the idem header).", audience: .service)
     /// Stops a timer's alarm repeats, or marks one notification read.
     public let ack = Method<AckRequest, AckResponse>(
-        Self.self, "notify.ack", "Acknowledge an alarm (timerId: cancels its remaining repeats) or one notification (notificationId).")
+        Self.self, "notify.ack", "Acknowledge an alarm (timerId: cancels its remaining repeats) or one notification (notificationId).", audience: .app)
     /// The user's inbox, unread first, newest first within each, in pages.
     public let inboxList = Method<InboxListRequest, InboxPage>(
-        Self.self, "inbox.list", "The user's released notifications, unread first, newest first; paged by pageToken.")
+        Self.self, "inbox.list", "The user's released notifications, unread first, newest first; paged by pageToken.", audience: .app)
     /// Marks inbox notifications read.
     public let inboxMarkRead = Method<MarkReadRequest, MarkReadResponse>(
-        Self.self, "inbox.markRead", "Mark the given notifications (or all) read.")
+        Self.self, "inbox.markRead", "Mark the given notifications (or all) read.", audience: .app)
     /// Adds a delivery channel (webhook, ntfy, APNs device).
     public let channelsAdd = Method<AddChannelRequest, Channel>(
-        Self.self, "channels.add", "Add a webhook, ntfy topic or APNs device token; secrets are stored, never returned.")
+        Self.self, "channels.add", "Add a webhook, ntfy topic or APNs device token; secrets are stored, never returned.", audience: .app)
     /// Removes a channel; its pending deliveries are cancelled.
     public let channelsRemove = Method<ChannelRef, Empty>(
-        Self.self, "channels.remove", "Remove a channel; its pending deliveries are cancelled.")
+        Self.self, "channels.remove", "Remove a channel; its pending deliveries are cancelled.", audience: .app)
     /// The user's channels, without secrets.
     public let channelsList = Method<Empty, ChannelList>(
-        Self.self, "channels.list", "The user's channels, with status; secrets are never returned.")
+        Self.self, "channels.list", "The user's channels, with status; secrets are never returned.", audience: .app)
     /// The user's preferences (time zone, quiet hours, alarm bypass).
     public let preferencesGet = Method<Empty, Preferences>(
-        Self.self, "preferences.get", "The user's time zone, quiet hours and whether timer alarms bypass them.")
+        Self.self, "preferences.get", "The user's time zone, quiet hours and whether timer alarms bypass them.", audience: .app)
     /// Replaces the user's preferences.
     public let preferencesSet = Method<SetPreferencesRequest, Preferences>(
-        Self.self, "preferences.set", "Set the user's IANA time zone, quiet hours (HH:mm, may wrap midnight) and alarm bypass.")
+        Self.self, "preferences.set", "Set the user's IANA time zone, quiet hours (HH:mm, may wrap midnight) and alarm bypass.", audience: .app)
     /// What was delivered where, when, and why something failed.
     public let deliveriesList = Method<DeliveriesListRequest, DeliveryPage>(
-        Self.self, "deliveries.list", "The user's deliveries, newest first: state, attempts, last status and error.")
+        Self.self, "deliveries.list", "The user's deliveries, newest first: state, attempts, last status and error.", audience: .app)
 
     public init() {}
 }

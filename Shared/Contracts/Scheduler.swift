@@ -14,103 +14,103 @@ public struct SchedulerContract: ServiceContract {
 
     /// The user's scheduling and reminder settings (defaults until changed).
     public let getSettings = Method<Empty, SchedulerSettings>(
-        Self.self, "settings.get", "The user's time zone, algorithm and reminder settings.")
+        Self.self, "settings.get", "The user's time zone, algorithm and reminder settings.", audience: .app)
     /// Changes some of the user's settings; fields left out keep their value.
     public let updateSettings = Method<SettingsUpdate, SchedulerSettings>(
-        Self.self, "settings.update", "Changes the user's time zone, algorithm or reminder settings; omitted fields stay.")
+        Self.self, "settings.update", "Changes the user's time zone, algorithm or reminder settings; omitted fields stay.", audience: .app)
     /// Chooses the algorithm (and FSRS retention) for one set, overriding the user's default.
     public let configureSet = Method<SetConfiguration, SetConfiguration>(
-        Self.self, "sets.configure", "Sets a set's algorithm (sm2|fsrs) and desired retention; null algorithm follows the user.")
+        Self.self, "sets.configure", "Sets a set's algorithm (sm2|fsrs) and desired retention; null algorithm follows the user.", audience: .app)
 
     // MARK: Cards and reviews
 
     /// Starts review state for cards (new, due now). Store's `flashcard.created` does the same.
     public let addCards = Method<CardsAddRequest, CardsAddResponse>(
-        Self.self, "cards.add", "Starts review state for up to 1000 cards (new, due now); existing cards are left as they are.")
+        Self.self, "cards.add", "Starts review state for up to 1000 cards (new, due now); existing cards are left as they are.", audience: .service)
     /// Drops a card's review state and log. Store's `flashcard.deleted` does the same.
     public let removeCards = Method<CardsRemoveRequest, CardsRemoveResponse>(
-        Self.self, "cards.remove", "Drops the review state and log of up to 1000 cards.")
+        Self.self, "cards.remove", "Drops the review state and log of up to 1000 cards.", audience: .service)
     /// One card's state and mastery level.
     public let cardState = Method<ReviewCardID, CardState>(
-        Self.self, "cards.state", "A card's review state, due date and mastery level.")
+        Self.self, "cards.state", "A card's review state, due date and mastery level.", audience: .app)
     /// Records a review: updates the card's state and returns the next due date.
     public let recordReview = Method<ReviewRecordRequest, ReviewResult>(
-        Self.self, "review.record", "Records a review (again|hard|good|easy) and returns the card's next due date.")
+        Self.self, "review.record", "Records a review (again|hard|good|easy) and returns the card's next due date.", audience: .app)
     /// Reverts the last review of a card.
     public let undoReview = Method<ReviewCardID, CardState>(
-        Self.self, "review.undo", "Reverts the card's last review, restoring its earlier state.")
+        Self.self, "review.undo", "Reverts the card's last review, restoring its earlier state.", audience: .app)
     /// Due cards, oldest-overdue first.
     public let dueCards = Method<DueRequest, DueResponse>(
-        Self.self, "review.due", "Cards due now (or at 'at'), oldest-overdue first, optionally per set or subject.")
+        Self.self, "review.due", "Cards due now (or at 'at'), oldest-overdue first, optionally per set or subject.", audience: .app)
     /// Reviews due per local day for the next N days.
     public let forecast = Method<ForecastRequest, ForecastResponse>(
-        Self.self, "review.forecast", "Number of reviews due per local day for the next 1..365 days (today includes overdue).")
+        Self.self, "review.forecast", "Number of reviews due per local day for the next 1..365 days (today includes overdue).", audience: .app)
     /// The user's study streak.
     public let studyStreak = Method<Empty, StudyStreak>(
-        Self.self, "stats.streak", "Consecutive local days with at least one review: current and best.")
+        Self.self, "stats.streak", "Consecutive local days with at least one review: current and best.", audience: .app)
     /// Statistics of one set.
     public let setStatistics = Method<ReviewSetID, SetStatistics>(
-        Self.self, "stats.set", "A set's cards, reviews, accuracy, average ease and retrievability, mastery counts.")
+        Self.self, "stats.set", "A set's cards, reviews, accuracy, average ease and retrievability, mastery counts.", audience: .app)
 
     // MARK: Study plans
 
     /// Spreads a set's new cards over the days until a target date, keeping the workload level.
     public let createPlan = Method<PlanCreateRequest, StudyPlan>(
-        Self.self, "plan.create", "Spreads a set's new cards over the days until targetDate so the daily workload stays level.")
+        Self.self, "plan.create", "Spreads a set's new cards over the days until targetDate so the daily workload stays level.", audience: .app)
     /// A plan.
     public let getPlan = Method<StudyPlanID, StudyPlan>(
-        Self.self, "plan.get", "A study plan with its days.")
+        Self.self, "plan.get", "A study plan with its days.", audience: .app)
     /// A plan and its study sessions as an iCalendar file (RFC 5545) in the attachment frame.
     public let planCalendar = Method<StudyPlanID, PlanCalendar>(
-        Self.self, "plan.ics", "The plan's study sessions as an iCalendar (RFC 5545) file in the attachment frame.")
+        Self.self, "plan.ics", "The plan's study sessions as an iCalendar (RFC 5545) file in the attachment frame.", audience: .app)
 
     // MARK: Habits
 
     /// Creates a habit system.
     public let createSystem = Method<HabitSystemCreate, HabitSystem>(
-        Self.self, "habits.systems.create", "Creates a habit system (name, the identity it builds, category).")
+        Self.self, "habits.systems.create", "Creates a habit system (name, the identity it builds, category).", audience: .app)
     /// The user's systems with their tasks.
     public let listSystems = Method<Empty, HabitSystemList>(
-        Self.self, "habits.systems.list", "The user's habit systems with their tasks.")
+        Self.self, "habits.systems.list", "The user's habit systems with their tasks.", audience: .app)
     /// Deletes a system with its tasks, check-ins and tests.
     public let deleteSystem = Method<HabitSystemID, Empty>(
-        Self.self, "habits.systems.delete", "Deletes a habit system with its tasks, check-ins and tests.")
+        Self.self, "habits.systems.delete", "Deletes a habit system with its tasks, check-ins and tests.", audience: .app)
     /// Creates a task in a system.
     public let createTask = Method<HabitTaskCreate, HabitTask>(
-        Self.self, "habits.tasks.create", "Creates a task: frequency daily or weekdays, the four laws, optional reminder time.")
+        Self.self, "habits.tasks.create", "Creates a task: frequency daily or weekdays, the four laws, optional reminder time.", audience: .app)
     /// Replaces a task's editable fields (last write wins).
     public let updateTask = Method<HabitTaskUpdate, HabitTask>(
-        Self.self, "habits.tasks.update", "Replaces a task's name, frequency, four laws fields and reminder time.")
+        Self.self, "habits.tasks.update", "Replaces a task's name, frequency, four laws fields and reminder time.", audience: .app)
     /// Deletes a task and its check-ins.
     public let deleteTask = Method<HabitTaskID, Empty>(
-        Self.self, "habits.tasks.delete", "Deletes a task and its check-ins.")
+        Self.self, "habits.tasks.delete", "Deletes a task and its check-ins.", audience: .app)
     /// Checks a task in for a local date (repeating it updates the note).
     public let checkIn = Method<CheckInRequest, CheckInResult>(
-        Self.self, "habits.checkIn", "Checks a task in for a local date with an optional note; returns the streak.")
+        Self.self, "habits.checkIn", "Checks a task in for a local date with an optional note; returns the streak.", audience: .app)
     /// Removes a check-in.
     public let undoCheckIn = Method<CheckInUndoRequest, HabitTaskStats>(
-        Self.self, "habits.undo", "Removes the task's check-in for a local date.")
+        Self.self, "habits.undo", "Removes the task's check-in for a local date.", audience: .app)
     /// Streaks and completion rates per task and per system.
     public let habitStats = Method<HabitStatsRequest, HabitStats>(
-        Self.self, "habits.stats", "Current and best streaks, completion today, over 7 and 30 days, per task and system.")
+        Self.self, "habits.stats", "Current and best streaks, completion today, over 7 and 30 days, per task and system.", audience: .app)
 
     // MARK: Performance tests
 
     /// Creates a performance test.
     public let createTest = Method<PerformanceTestCreate, PerformanceTest>(
-        Self.self, "tests.create", "Creates a performance test (name, unit, higher-is-better, every N days).")
+        Self.self, "tests.create", "Creates a performance test (name, unit, higher-is-better, every N days).", audience: .app)
     /// Records a test entry.
     public let recordTest = Method<TestEntryCreate, PerformanceTest>(
-        Self.self, "tests.record", "Records a test result for a local date.")
+        Self.self, "tests.record", "Records a test result for a local date.", audience: .app)
     /// The user's tests with their entries.
     public let listTests = Method<Empty, PerformanceTestList>(
-        Self.self, "tests.list", "The user's performance tests with their entries.")
+        Self.self, "tests.list", "The user's performance tests with their entries.", audience: .app)
     /// Tests due today or overdue.
     public let dueTests = Method<Empty, PerformanceTestList>(
-        Self.self, "tests.due", "Tests due on or before the user's local today.")
+        Self.self, "tests.due", "Tests due on or before the user's local today.", audience: .app)
     /// Deletes a test and its entries.
     public let deleteTest = Method<PerformanceTestID, Empty>(
-        Self.self, "tests.delete", "Deletes a performance test and its entries.")
+        Self.self, "tests.delete", "Deletes a performance test and its entries.", audience: .app)
 
     // MARK: Events (durable: outbox, per-stream seq, `_events.replay`)
 

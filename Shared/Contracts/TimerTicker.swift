@@ -18,44 +18,44 @@ public struct TimerTickerContract: ServiceContract {
     /// Starts a timer, from fields or from a preset (fields given override the preset's).
     public let createTimer = Method<CreateTimerRequest, CountdownTimer>(
         Self.self, "timers.create",
-        "Start a labelled countdown (running at once), from fields or a preset. RESOURCE_EXHAUSTED beyond the running/paused limit.")
+        "Start a labelled countdown (running at once), from fields or a preset. RESOURCE_EXHAUSTED beyond the running/paused limit.", audience: .app)
     /// running -> paused; keeps the remaining time.
     public let pauseTimer = Method<TimerRef, CountdownTimer>(
-        Self.self, "timers.pause", "Pause a running timer, keeping its remaining time.")
+        Self.self, "timers.pause", "Pause a running timer, keeping its remaining time.", audience: .app)
     /// paused -> running; the end date becomes now + remaining time.
     public let resumeTimer = Method<TimerRef, CountdownTimer>(
-        Self.self, "timers.resume", "Resume a paused timer: it ends after its remaining time.")
+        Self.self, "timers.resume", "Resume a paused timer: it ends after its remaining time.", audience: .app)
     /// running|paused -> stopped; it will not fire.
     public let stopTimer = Method<TimerRef, CountdownTimer>(
-        Self.self, "timers.stop", "Stop a running or paused timer; it will not fire.")
+        Self.self, "timers.stop", "Stop a running or paused timer; it will not fire.", audience: .app)
     /// any -> running with its full duration again (a new run).
     public let restartTimer = Method<TimerRef, CountdownTimer>(
-        Self.self, "timers.restart", "Start a timer over with its full duration (a new run), from any state.")
+        Self.self, "timers.restart", "Start a timer over with its full duration (a new run), from any state.", audience: .app)
     /// A new running timer with the same label, duration and flags.
     public let duplicateTimer = Method<TimerRef, CountdownTimer>(
-        Self.self, "timers.duplicate", "Start a new running timer with the same label, duration, flags and preset.")
+        Self.self, "timers.duplicate", "Start a new running timer with the same label, duration, flags and preset.", audience: .app)
     /// Removes a timer in any state; publishes `timer.deleted`.
     public let deleteTimer = Method<TimerRef, Empty>(
-        Self.self, "timers.delete", "Delete a timer in any state; pending notifications are cancelled via timer.deleted.")
+        Self.self, "timers.delete", "Delete a timer in any state; pending notifications are cancelled via timer.deleted.", audience: .app)
     /// One timer.
-    public let getTimer = Method<TimerRef, CountdownTimer>(Self.self, "timers.get", "One timer of the user.")
+    public let getTimer = Method<TimerRef, CountdownTimer>(Self.self, "timers.get", "One timer of the user.", audience: .app)
     /// The user's timers, oldest first.
     public let listTimers = Method<ListTimersRequest, TimerList>(
-        Self.self, "timers.list", "The user's timers, oldest first, optionally only some statuses.")
+        Self.self, "timers.list", "The user's timers, oldest first, optionally only some statuses.", audience: .app)
 
     // MARK: Presets (favourites)
 
     /// Saves a preset.
     public let createPreset = Method<CreatePresetRequest, TimerPreset>(
-        Self.self, "presets.create", "Save a favourite (label, duration, flags); at most 20 per user.")
+        Self.self, "presets.create", "Save a favourite (label, duration, flags); at most 20 per user.", audience: .app)
     /// Changes some fields of a preset.
     public let updatePreset = Method<UpdatePresetRequest, TimerPreset>(
-        Self.self, "presets.update", "Change the given fields of a preset.")
+        Self.self, "presets.update", "Change the given fields of a preset.", audience: .app)
     /// Removes a preset; timers started from it keep their copy of its fields.
     public let deletePreset = Method<PresetRef, Empty>(
-        Self.self, "presets.delete", "Delete a preset; timers started from it are unaffected.")
+        Self.self, "presets.delete", "Delete a preset; timers started from it are unaffected.", audience: .app)
     /// The user's presets, oldest first.
-    public let listPresets = Method<Empty, PresetList>(Self.self, "presets.list", "The user's presets, oldest first.")
+    public let listPresets = Method<Empty, PresetList>(Self.self, "presets.list", "The user's presets, oldest first.", audience: .app)
 
     // MARK: Events (durable: `_events.replay`)
 

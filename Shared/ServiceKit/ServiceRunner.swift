@@ -12,8 +12,9 @@ import Wire
 /// ```
 ///
 /// It bootstraps logging once from `LOG_LEVEL` and `LOG_FORMAT`, reads the service's
-/// configuration and the bus endpoints from the environment, builds the service and runs its
-/// services in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT.
+/// configuration and the bus settings from the environment (logging a warning while
+/// `BUS_SECURITY` is off), builds the service and runs its services in a `ServiceGroup` that
+/// shuts down gracefully on SIGTERM or SIGINT.
 public enum ServiceRunner {
     /// Bootstraps logging from `LOG_LEVEL` and `LOG_FORMAT`; returns the root logger.
     public static func bootstrapLogging(label: String, environment: Environment) -> Logger {
@@ -38,6 +39,10 @@ public enum ServiceRunner {
             let context = ServiceContext(
                 configuration: try Service.Configuration(environment: environment), logger: logger,
                 busConfiguration: try .fromEnvironment(service: name, environment.values), backup: try environment.backupPolicy())
+            switch context.busConfiguration.security {
+            case .off: logger.warning("\(BusSecurity.offWarning)")
+            case .curve(let keys): logger.info("bus security on (CurveZMQ)", metadata: ["curvePublic": "\(keys.keyPair.publicKey)", "broker": "\(keys.brokerKey)"])
+            }
             let service = try Service(context: context)
             try await runGroup(service.services, logger: logger)
             // Handlers hold the service weakly: it must live as long as its services run.

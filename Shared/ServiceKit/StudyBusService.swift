@@ -49,8 +49,9 @@ extension ServiceConfiguration {
         USAGE: \(serviceName)
 
         The StudyBus \(serviceName) service. Configured by environment variables: the bus endpoints
-        (BUS_RPC, BUS_PUB, BUS_SUB), DATA_DIR, LOG_LEVEL, LOG_FORMAT and the service's own,
-        listed with their defaults in docs/operations.md (Settings).
+        (BUS_RPC, BUS_PUB, BUS_SUB), its keys (BUS_SECURITY, default on; BUS_KEY, BUS_BROKER_KEY),
+        DATA_DIR, LOG_LEVEL, LOG_FORMAT and the service's own, listed with their defaults in
+        docs/operations.md (Settings).
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
     }

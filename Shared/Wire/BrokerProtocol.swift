@@ -67,5 +67,5 @@ public enum BrokerProtocol {
     /// The broker answers `_health` and `_describe` under this service name.
     public static let serviceName = "broker"
     /// `mmi.services` as a typed method (the method frame is ignored).
-    public static let services = Method<Empty, [ServiceStatus]>(service: "mmi.services", "list", "Every service with workers, credit, in-flight, queued and request counts.")
+    public static let services = Method<Empty, [ServiceStatus]>(service: "mmi.services", "list", "Every service with workers, credit, in-flight, queued and request counts.", audience: .operator)
 }

@@ -76,6 +76,19 @@ struct HeaderReader {
         return meta
     }
 
+    /// The `caller` member (``BusIdentity``); `null` reads as nil. A malformed one rejects the
+    /// header even if a later one is well formed: a request is never half trusted.
+    mutating func caller() throws(BusError) -> BusIdentity? {
+        let value = try value()
+        if value == .null { return nil }
+        do {
+            return try BusIdentity.decode(value, what: what)
+        } catch {
+            report(error)
+            return nil
+        }
+    }
+
     /// Notes a member of the wrong type; the first one noted is what ``finish()`` throws.
     mutating func report(_ error: BusError) {
         if fieldError == nil { fieldError = error }

@@ -12,13 +12,18 @@ public struct RequestHeader: Sendable, Equatable {
     public var meta: [String: String]
     /// Idempotency key: a repeated call with the same key and user must not apply twice.
     public var idem: String?
+    /// Who called, as the broker knows it from the caller's key (wire protocol, Addition 10).
+    /// The broker appends it as the header's last member, and a header's last member of a name
+    /// is the one read, so whatever a client wrote there is overridden.
+    public var caller: BusIdentity?
 
-    public init(id: String, deadline: Int64? = nil, user: String? = nil, meta: [String: String] = [:], idem: String? = nil) {
+    public init(id: String, deadline: Int64? = nil, user: String? = nil, meta: [String: String] = [:], idem: String? = nil, caller: BusIdentity? = nil) {
         self.id = id
         self.deadline = deadline
         self.user = user
         self.meta = meta
         self.idem = idem
+        self.caller = caller
     }
 
     /// The longest `id` the protocol allows.
@@ -48,12 +53,17 @@ public struct RequestHeader: Sendable, Equatable {
             writer.raw(",\"idem\":")
             writer.string(idem)
         }
+        if let caller {
+            writer.raw(",\"caller\":")
+            caller.write(to: &writer)
+        }
         writer.raw("}")
         return writer.bytes
     }
 
-    /// Parses and validates a request header; unknown keys are ignored. The `user` is not
-    /// checked here: ``checkUser()`` does that, where the user is acted on.
+    /// Parses and validates a request header; unknown keys are ignored. A key that appears more
+    /// than once takes its last value (the broker's `caller` overrides a client's). The `user` is
+    /// not checked here: ``checkUser()`` does that, where the user is acted on.
     /// - Throws: `INVALID_ARGUMENT` naming the field that is wrong (`deadline` outside
     ///   ``WireLimits/deadline`` included).
     public static func decode(_ data: Data) throws(BusError) -> RequestHeader {
@@ -91,6 +101,8 @@ public struct RequestHeader: Sendable, Equatable {
                 header.meta = try reader.meta()
             } else if key.is("idem") {
                 header.idem = try reader.string("idem")
+            } else if key.is("caller") {
+                header.caller = try reader.caller()
             } else {
                 try reader.skip()
             }

@@ -14,6 +14,9 @@ public struct ServiceDescription: Codable, Sendable {
     public struct MethodInfo: Codable, Sendable {
         public var name: String
         public var summary: String
+        /// Who may call it: `any`, `app`, `service` or `operator` (wire protocol, Addition 11);
+        /// absent from a service built before the mark existed.
+        public var audience: Audience?
         public var request: JSONValue
         public var response: JSONValue
     }
@@ -29,7 +32,7 @@ public struct ServiceDescription: Codable, Sendable {
     public init(service: String, methods: [any MethodDescriptor], topics: [any TopicDescriptor]) {
         self.service = service
         self.methods = methods.map {
-            MethodInfo(name: $0.name, summary: $0.summary, request: $0.requestShape, response: $0.responseShape)
+            MethodInfo(name: $0.name, summary: $0.summary, audience: $0.audience, request: $0.requestShape, response: $0.responseShape)
         }
         self.events = topics.map { EventInfo(topic: $0.name, summary: $0.summary, payload: $0.payloadShape) }
     }
@@ -100,22 +103,24 @@ public struct BackupInfo: Codable, Sendable, Equatable {
 public enum Reserved {
     /// `_health`: `{"status":"SERVING"}` or `NOT_SERVING`.
     public static func health(_ service: String) -> Method<Empty, HealthStatus> {
-        Method(service: service, "_health", "Whether the service is serving (grpc.health.v1 style).")
+        Method(service: service, "_health", "Whether the service is serving (grpc.health.v1 style).", audience: .any)
     }
 
     /// `_describe`: the service's methods and events with their JSON shapes.
     public static func describe(_ service: String) -> Method<Empty, ServiceDescription> {
-        Method(service: service, "_describe", "The service's methods and events, with request, response and payload shapes.")
+        Method(service: service, "_describe", "The service's methods and events, with request, response and payload shapes.", audience: .any)
     }
 
-    /// `_events.replay`: the stored events of the service's durable stream after a `seq`.
+    /// `_events.replay`: the stored events of the service's durable stream after a `seq`. Every
+    /// user's events: for consuming services and operators only.
     public static func eventsReplay(_ service: String) -> Method<ReplayRequest, ReplayResponse> {
-        Method(service: service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up.")
+        Method(service: service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up.", audience: .service)
     }
 
     /// `_backup` (a StudyBus extension, not in the wire protocol): an online copy of the service's
-    /// SQLite file in the attachment frame. Only services that own a database answer it.
+    /// SQLite file in the attachment frame. Only services that own a database answer it, and
+    /// only to operators.
     public static func backup(_ service: String) -> Method<Empty, BackupInfo> {
-        Method(service: service, "_backup", "An online copy of the service's SQLite file, in the attachment frame, with its size, SHA-256 and migrations.")
+        Method(service: service, "_backup", "An online copy of the service's SQLite file, in the attachment frame, with its size, SHA-256 and migrations.", audience: .operator)
     }
 }

@@ -67,6 +67,12 @@ public final class ZMQFrame {
         withUnsafeBytes { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// A metadata property of the message this frame was received in (`zmq_msg_gets`), e.g.
+    /// ``ZMQMessageProperty/userID``; nil when the connection has none.
+    public func property(_ name: ZMQMessageProperty) -> String? {
+        zmq_msg_gets(message, name.rawValue).map { String(cString: $0) }
+    }
+
     /// Whether the frame's bytes equal the bytes of `text`.
     public func equals(_ text: StaticString) -> Bool {
         withUnsafeBytes { bytes in
@@ -74,4 +80,18 @@ public final class ZMQFrame {
                 && (bytes.count == 0 || memcmp(bytes.baseAddress!, text.utf8Start, bytes.count) == 0)
         }
     }
+}
+
+/// The metadata libzmq attaches to every message received on a connection (`zmq_msg_gets`).
+public struct ZMQMessageProperty: RawRepresentable, Sendable, Hashable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// The user id the ZAP handler (RFC 27) returned when it admitted the connection: who sent
+    /// the message, as the handler names it. Absent without a ZAP handler.
+    public static let userID = ZMQMessageProperty(rawValue: "User-Id")
+    /// The peer's socket type, e.g. `DEALER`.
+    public static let socketType = ZMQMessageProperty(rawValue: "Socket-Type")
+    /// The peer's IP address.
+    public static let peerAddress = ZMQMessageProperty(rawValue: "Peer-Address")
 }

@@ -90,6 +90,12 @@ public final class ZMQMultipart {
         }
     }
 
+    /// A metadata property of the connection part `index` arrived on, e.g. the
+    /// ``ZMQMessageProperty/userID`` its ZAP handler gave it; nil when it has none.
+    public func property(_ name: ZMQMessageProperty, of index: Int) -> String? {
+        zmq_msg_gets(part(index), name.rawValue).map { String(cString: $0) }
+    }
+
     /// A copy of part `index`.
     public func data(_ index: Int) -> Data { Data(bytes(index)) }
 

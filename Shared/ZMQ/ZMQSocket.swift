@@ -31,6 +31,22 @@ public struct ZMQIntOption: Sendable {
     public static let receiveTimeoutMs = ZMQIntOption(raw: ZMQ_RCVTIMEO)
     public static let tcpKeepalive = ZMQIntOption(raw: ZMQ_TCP_KEEPALIVE)
     public static let linger = ZMQIntOption(raw: ZMQ_LINGER)
+    /// 1: the socket is a CURVE server (it needs ``ZMQBytesOption/curveSecretKey`` too).
+    public static let curveServer = ZMQIntOption(raw: ZMQ_CURVE_SERVER)
+}
+
+/// A socket option whose value is bytes (see `zmq_setsockopt`).
+public struct ZMQBytesOption: Sendable {
+    let raw: Int32
+    let name: String
+    /// This socket's long-term CURVE public key, 32 bytes (a CURVE client sets it).
+    public static let curvePublicKey = ZMQBytesOption(raw: ZMQ_CURVE_PUBLICKEY, name: "ZMQ_CURVE_PUBLICKEY")
+    /// This socket's long-term CURVE secret key, 32 bytes (client and server set it).
+    public static let curveSecretKey = ZMQBytesOption(raw: ZMQ_CURVE_SECRETKEY, name: "ZMQ_CURVE_SECRETKEY")
+    /// The server's CURVE public key, 32 bytes: setting it makes the socket a CURVE client.
+    public static let curveServerKey = ZMQBytesOption(raw: ZMQ_CURVE_SERVERKEY, name: "ZMQ_CURVE_SERVERKEY")
+    /// The ZAP (RFC 27) domain a server's handshakes are authenticated in.
+    public static let zapDomain = ZMQBytesOption(raw: ZMQ_ZAP_DOMAIN, name: "ZMQ_ZAP_DOMAIN")
 }
 
 /// A libzmq socket. Owned by exactly one thread for its whole life (libzmq sockets are not
@@ -100,6 +116,27 @@ public final class ZMQSocket {
         guard zmq_setsockopt(handle, ZMQ_MAXMSGSIZE, &value, MemoryLayout<Int64>.size) == 0 else {
             throw .last("setsockopt ZMQ_MAXMSGSIZE")
         }
+    }
+
+    /// Sets a bytes option.
+    public func set(_ option: ZMQBytesOption, _ bytes: [UInt8]) throws(ZMQError) {
+        try setBytes(option.raw, bytes, name: option.name)
+    }
+
+    /// Makes the socket a CURVE client of the server whose public key is `serverKey`, with this
+    /// side's key pair (all 32 bytes). Set before connecting: it applies to later connections.
+    public func makeCurveClient(serverKey: [UInt8], publicKey: [UInt8], secretKey: [UInt8]) throws(ZMQError) {
+        try set(.curveServerKey, serverKey)
+        try set(.curvePublicKey, publicKey)
+        try set(.curveSecretKey, secretKey)
+    }
+
+    /// Makes the socket a CURVE server with `secretKey` (32 bytes). Set before binding. Each
+    /// handshake is checked by the ZAP handler of the socket's context, if one is bound at
+    /// `inproc://zeromq.zap.01`; without one libzmq admits every client key.
+    public func makeCurveServer(secretKey: [UInt8]) throws(ZMQError) {
+        try set(.curveServer, 1)
+        try set(.curveSecretKey, secretKey)
     }
 
     /// Adds a prefix subscription (SUB sockets); the empty prefix receives everything.

@@ -176,6 +176,14 @@ struct GatewayBusTests {
             let everyone = try await world.call(AIGateway.usage, UsageRequest(allUsers: true))
             #expect(everyone.entries.first { $0.model == "local-summarize" }?.requests == 3)
             #expect(everyone.totalRequests == 3)
+            // Every user's usage is for operators; an app sees its user's own.
+            var asEdge = CallOptions(user: "u1", timeout: .seconds(20))
+            asEdge.claimedCaller = try BusIdentity(role: .edge, name: "web")
+            #expect(try await world.client.call(AIGateway.usage, UsageRequest(), options: asEdge).totalRequests == 2)
+            let refused = await #expect(throws: BusError.self) { try await world.client.call(AIGateway.usage, UsageRequest(allUsers: true), options: asEdge) }
+            #expect(refused?.code == .permissionDenied)
+            let providers = await #expect(throws: BusError.self) { try await world.client.call(AIGateway.providers, Empty(), options: asEdge) }
+            #expect(providers?.code == .permissionDenied)
         }
     }
 

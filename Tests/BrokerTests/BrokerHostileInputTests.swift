@@ -386,7 +386,7 @@ struct BrokerHostileInputTests {
 /// A service that calls echo on behalf of its caller, with the caller's deadline.
 struct RelayContract: ServiceContract {
     static let serviceName = "relay"
-    let forward = Method<EchoRequest, EchoReply>(Self.self, "forward", "Calls echo with the request's user and deadline.")
+    let forward = Method<EchoRequest, EchoReply>(Self.self, "forward", "Calls echo with the request's user and deadline.", audience: .app)
 }
 
 let Relay = RelayContract()

@@ -22,7 +22,7 @@ struct InteropTests {
         #expect(await python.readLine() == "WORKER READY")
         try await world.waitForService("pyecho")
 
-        let pyecho = Method<EchoRequest, EchoReply>(service: "pyecho", "echo", "The Python worker's echo.")
+        let pyecho = Method<EchoRequest, EchoReply>(service: "pyecho", "echo", "The Python worker's echo.", audience: .app)
         let client = world.client
         let replies = try await withThrowingTaskGroup(of: EchoReply.self) { group in
             for index in 0..<20 {
@@ -33,7 +33,7 @@ struct InteropTests {
         #expect(Set(replies.map(\.text)) == Set((0..<20).map { "MSG \($0)" }))
         #expect(Set(replies.compactMap(\.user)) == Set((0..<20).map { "u\($0)" }))
         let refusal = await #expect(throws: BusError.self) {
-            _ = try await client.call(Method<Empty, Empty>(service: "pyecho", "boom", ""), Empty())
+            _ = try await client.call(Method<Empty, Empty>(service: "pyecho", "boom", "", audience: .app), Empty())
         }
         #expect(refusal == BusError(.failedPrecondition, "python says no", details: .object(["why": .string("test")])))
 
@@ -52,9 +52,28 @@ struct InteropTests {
         #expect(hello.map(\.header.seq) == [1, 2, 3])
         #expect(hello.allSatisfy { $0.header.source == "python" && $0.header.user == "py-user" && $0.gap == nil })
 
-        _ = try await client.call(Method<Empty, Empty>(service: "pyecho", "quit", ""), Empty())
+        _ = try await client.call(Method<Empty, Empty>(service: "pyecho", "quit", "", audience: .app), Empty())
         #expect(await python.readLine() == "SERVED 21")
         #expect(await python.waitForExit() == 0)
+        events.cancel()
+        await world.stop()
+    }
+
+    @Test("a pyzmq client and publisher with CURVE keys from busctl's key files reach the Swift broker and service")
+    func curve() async throws {
+        let keys = try TestKeys()
+        defer { keys.remove() }
+        let world = try await EchoWorld.start(keys: keys)
+        let events = EventCollector(try world.client.subscribe(["py."]))
+        _ = try keys.make("python")
+        let python = try ChildProcess(
+            executable: PythonServer.python,
+            arguments: ["-u", Self.script.path, "curve", world.endpoints.rpc, world.endpoints.pub, world.endpoints.sub,
+                        keys.publicPath("broker"), keys.secretPath("python")],
+            captureOutput: true)
+        #expect(await python.readLine(timeout: .seconds(30)) == "CURVE OK")
+        #expect(await python.waitForExit() == 0)
+        try await eventually("an event published over CURVE") { events.all.contains { $0.topic == "py.curve" } }
         events.cancel()
         await world.stop()
     }

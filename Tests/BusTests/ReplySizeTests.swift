@@ -13,7 +13,7 @@ struct FillerReply: Codable, Sendable {
     var text: String
 }
 
-let filler = Method<FillerRequest, FillerReply>(service: "filler", "fill", "Returns a text of the size asked for.")
+let filler = Method<FillerRequest, FillerReply>(service: "filler", "fill", "Returns a text of the size asked for.", audience: .app)
 
 @Suite("Messages larger than the broker accepts")
 struct ReplySizeTests {

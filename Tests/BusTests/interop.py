@@ -1,21 +1,28 @@
 """Speaks the StudyBus wire protocol with plain pyzmq sockets, written from
 ../shared/spec/wire-protocol.md alone, to prove the Swift side follows it.
 
-Usage: interop.py RPC PUB SUB. Steps (each prints a line the Swift test waits for):
+Usage: interop.py RPC PUB SUB, or interop.py curve RPC PUB SUB BROKER_KEY CLIENT_KEY_SECRET
+(below). Steps (each prints a line the Swift test waits for):
   1. as a client, calls the Swift service "echo" (reply frames, ids, codes, attachment);
   2. publishes three "py.hello" events with its own seq 1..3;
   3. registers as worker "pyecho" with credit 8 and prints WORKER READY; answers requests
      (upper-cased text; method "boom" -> code 9) until method "quit";
   4. meanwhile subscribes to "swift." and prints GOT <topic> for the first event it sees.
-Exits 0 when every check passed, 1 with a message otherwise."""
+Exits 0 when every check passed, 1 with a message otherwise.
+
+With "curve" first, against a broker and an echo service with CURVE keys (docs/wire-protocol.md,
+Addition 9), with the key files that busctl keys new writes: a CURVE client calls echo/_health
+(SERVING) and echo/echo (7: the broker stamps no caller yet, and the service has security on);
+a client without CURVE gets no answer; a CURVE publisher sends "py.curve" events. Prints
+CURVE OK."""
 import json
 import sys
 import time
 import uuid
 
 import zmq
+import zmq.auth
 
-rpc, pub, sub = sys.argv[1:4]
 ctx = zmq.Context()
 
 
@@ -23,6 +30,51 @@ def check(condition, message):
     if not condition:
         print("FAIL " + message, flush=True)
         sys.exit(1)
+
+
+def request(socket, service, method, payload=b"{}"):
+    header = {"id": uuid.uuid4().hex, "deadline": int(time.time() * 1000) + 20000}
+    socket.send_multipart([b"", b"MDPC01", service.encode(), method.encode(), json.dumps(header).encode(), payload])
+    reply = socket.recv_multipart()
+    reply_header = json.loads(reply[3])
+    check(reply_header["id"] == header["id"], "reply id echoes the request id")
+    return reply_header, reply[4]
+
+
+if sys.argv[1] == "curve":
+    rpc, pub, sub, broker_key, client_key = sys.argv[2:7]
+    broker_public, _ = zmq.auth.load_certificate(broker_key)
+    public, secret = zmq.auth.load_certificate(client_key)
+
+    def secure(socket):
+        socket.curve_secretkey, socket.curve_publickey, socket.curve_serverkey = secret, public, broker_public
+        return socket
+
+    client = secure(ctx.socket(zmq.DEALER))
+    client.setsockopt(zmq.RCVTIMEO, 20000)
+    client.connect(rpc)
+    header, payload = request(client, "echo", "_health")
+    check(header["code"] == 0 and json.loads(payload) == {"status": "SERVING"}, "health over CURVE: %r %r" % (header, payload))
+    header, payload = request(client, "echo", "echo", b'{"text":"hi"}')
+    check(header["code"] == 7 and "does not say who called" in header["message"], "no caller is 7: %r" % header)
+    plain = ctx.socket(zmq.DEALER)
+    plain.setsockopt(zmq.RCVTIMEO, 1000)
+    plain.connect(rpc)
+    try:
+        request(plain, "echo", "_health")
+        check(False, "a client without CURVE got an answer")
+    except zmq.Again:
+        pass
+    publisher = secure(ctx.socket(zmq.PUB))
+    publisher.connect(pub)
+    for seq in range(1, 21):
+        time.sleep(0.1)
+        event_header = {"id": "py-curve-%d" % seq, "source": "python", "instance": "curve:1", "seq": seq, "ts": int(time.time() * 1000)}
+        publisher.send_multipart([b"py.curve", json.dumps(event_header).encode(), b"{}"])
+    print("CURVE OK", flush=True)
+    sys.exit(0)
+
+rpc, pub, sub = sys.argv[1:4]
 
 
 # 1. Client: DEALER, so the empty delimiter frame is ours to send.

@@ -49,9 +49,9 @@ public struct OpaqueError: Error {}
 
 public struct EchoContract: ServiceContract {
     public static let serviceName = "echo"
-    public let echo = Method<EchoRequest, EchoReply>(Self.self, "echo", "Returns the text, the caller's user and the attachment size.")
-    public let fail = Method<FailRequest, Empty>(Self.self, "fail", "Throws the kind of error asked for.")
-    public let upper = Method<EchoRequest, EchoReply>(Self.self, "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.")
+    public let echo = Method<EchoRequest, EchoReply>(Self.self, "echo", "Returns the text, the caller's user and the attachment size.", audience: .app)
+    public let fail = Method<FailRequest, Empty>(Self.self, "fail", "Throws the kind of error asked for.", audience: .app)
+    public let upper = Method<EchoRequest, EchoReply>(Self.self, "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.", audience: .app)
     public let echoed = Topic<EchoReply>(Self.self, "echo.echoed", "Published for every echo.")
 }
 
@@ -104,19 +104,26 @@ public struct EchoWorld {
     public let hostTask: Task<Void, any Error>
     public let gauge: ConcurrencyGauge
 
-    public static func start(credit: Int = 16) async throws -> EchoWorld {
-        let (broker, endpoints) = try await startBroker()
-        return try await start(broker: broker, endpoints: endpoints, credit: credit)
+    /// With `keys`, the broker, the service and the client use CURVE (keys `echo` and `client`).
+    public static func start(credit: Int = 16, keys: TestKeys? = nil) async throws -> EchoWorld {
+        let (broker, endpoints) = try await startBroker(keys: keys)
+        return try await start(broker: broker, endpoints: endpoints, credit: credit, keys: keys)
     }
 
     /// The echo service and a client on an already running broker (stopped with the world).
-    public static func start(broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 250) async throws -> EchoWorld {
-        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo", heartbeatMs: heartbeatMs), logger: testLogger("echo"))
+    public static func start(
+        broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 250, keys: TestKeys? = nil
+    ) async throws -> EchoWorld {
+        let serviceSecurity = try keys.map { $0.security(try $0.make("echo")) } ?? .off
+        let clientSecurity = try keys.map { $0.security(try $0.make("client")) } ?? .off
+        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo", heartbeatMs: heartbeatMs, security: serviceSecurity),
+                                 logger: testLogger("echo"))
         let host = ServiceHost(bus: serviceBus, contract: Echo, credit: credit, logger: testLogger("echo"))
         let gauge = ConcurrencyGauge()
         registerEcho(on: host, gauge: gauge)
         let hostTask = Task { try await host.run() }
-        let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
+        let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs, security: clientSecurity),
+                             logger: testLogger("client"))
         let world = EchoWorld(broker: broker, endpoints: endpoints, serviceBus: serviceBus, host: host, client: client, hostTask: hostTask, gauge: gauge)
         try await world.waitForService("echo")
         return world

@@ -19,12 +19,14 @@ public func testLogger(_ label: String) -> Logger {
     return logger
 }
 
-/// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick.
+/// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick. With
+/// `keys`, its sockets are CURVE servers with the broker's pair (``TestKeys``).
 public func startBroker(
     heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
-    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*"
+    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
+    configuration.curveServerKeys = keys?.broker
     configuration.maxMessageBytes = maxMessageBytes
     configuration.rpcBind = rpc
     configuration.pubBind = pub
@@ -35,8 +37,11 @@ public func startBroker(
     return (broker, try await broker.start())
 }
 
-public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = 250) -> BusConfiguration {
+/// A client's configuration for the broker at `endpoints`; `security` `.off` unless given
+/// (``TestKeys/security(_:)``).
+public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = 250, security: BusSecurity = .off) -> BusConfiguration {
     var configuration = BusConfiguration(source: source)
+    configuration.security = security
     configuration.rpcEndpoint = endpoints.rpc
     configuration.pubEndpoint = endpoints.pub
     configuration.subEndpoint = endpoints.sub
@@ -111,8 +116,9 @@ extension EventCollector {
 }
 
 /// The environment a service binary started by a test needs to join the test's broker: the
-/// endpoints and the same heartbeat interval as `startBroker` (a broker and its workers must
-/// agree on it, or idle workers are expired).
+/// endpoints, the same heartbeat interval as `startBroker` (a broker and its workers must
+/// agree on it, or idle workers are expired), and `BUS_SECURITY=off`; merge
+/// ``TestKeys/environment(_:)`` over it for a process with keys.
 public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 250) -> [String: String] {
-    ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs)]
+    ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs), "BUS_SECURITY": "off"]
 }

@@ -5,6 +5,17 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DATA="${STUDYBUS_DATA:-$ROOT/.data}"
 VENV="$ROOT/.build-venv"
 
+# The keys scripts/dev makes (its `ensure_keys`), and whether the bus uses them; for scripts/dev
+# and the scripts that talk to what it runs (busctl gets the operator key). Not for scripts/test:
+# tests choose their own keys.
+use_dev_keys() {
+    KEYS="$DATA/keys"
+    # Bus security of the local system. Stays off until the broker checks its allowlist and
+    # stamps callers (issue 22, the broker's half): then `off` becomes `on` on this one line.
+    export BUS_SECURITY="${BUS_SECURITY:-off}"
+    export BUS_KEY="${BUS_KEY:-$KEYS/busctl.key_secret}" BUS_BROKER_KEY="${BUS_BROKER_KEY:-$KEYS/broker.key}"
+}
+
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 

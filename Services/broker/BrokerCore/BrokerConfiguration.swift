@@ -52,6 +52,9 @@ public struct BrokerConfiguration: ServiceConfiguration {
     public var maxCredit = 10_000
     /// The instance name in the broker's own `bus.rpc` events.
     public var instance = BusConfiguration.defaultInstance
+    /// The broker's own key pair: with it, its three sockets are CURVE servers. From `BUS_KEY`
+    /// while `BUS_SECURITY` is on (read with the bus settings every process reads).
+    public var curveServerKeys: CurveKeyPair?
 
     public init() {}
 
@@ -94,6 +97,8 @@ public struct BrokerConfiguration: ServiceConfiguration {
           BROKER_MAX_SUBSCRIPTION_BYTES  longest subscription prefix                (default 256)
           BROKER_MAX_SERVICES            services kept                              (default 1000)
           BROKER_SERVICE_EXPIRY_SECONDS  how long a service without workers is kept (default 300)
+          BUS_SECURITY                   on|off: CURVE on every socket              (default on)
+          BUS_KEY, BUS_BROKER_KEY        the broker's secret and public key files
           LOG_LEVEL, LOG_FORMAT          info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
@@ -104,7 +109,9 @@ public final class BrokerService: StudyBusService {
     public let broker: Broker
 
     public init(context: ServiceContext<BrokerConfiguration>) throws {
-        broker = try Broker(configuration: context.configuration, logger: context.logger)
+        var configuration = context.configuration
+        configuration.curveServerKeys = context.busConfiguration.security.keys?.keyPair
+        broker = try Broker(configuration: configuration, logger: context.logger)
     }
 
     public var services: [any Service] { [BrokerRunner(broker: broker)] }

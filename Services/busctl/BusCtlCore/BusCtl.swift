@@ -10,11 +10,13 @@ public struct BusCtl: AsyncParsableCommand {
         abstract: "Call methods, tail events and calls, and inspect services on a StudyBus.",
         discussion: """
         Endpoints come from BUS_RPC, BUS_PUB and BUS_SUB (defaults tcp://127.0.0.1:5555/5556/5557)
-        or from --bus-rpc, --bus-pub and --bus-sub.
+        or from --bus-rpc, --bus-pub and --bus-sub. Keys come from BUS_KEY (busctl's secret key
+        file, an operator's) and BUS_BROKER_KEY (the broker's public key file); BUS_SECURITY=off
+        connects without them, to a broker that runs without security too.
 
         Exit status: 0 on success; the gRPC status code (1-16) when a call fails; 64 for usage errors.
         """,
-        subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self])
+        subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self])
 
     public init() {}
 
@@ -35,11 +37,12 @@ struct EndpointOptions: ParsableArguments {
     @Option(name: .customLong("bus-sub"), help: "Broker subscribe endpoint (default: $BUS_SUB or tcp://127.0.0.1:5557).")
     var sub: String?
 
-    func connect() throws -> Bus {
+    func connect() throws(BusError) -> Bus {
         var configuration = try BusConfiguration.fromEnvironment(service: "busctl")
         if let rpc { configuration.rpcEndpoint = rpc }
         if let pub { configuration.pubEndpoint = pub }
         if let sub { configuration.subEndpoint = sub }
+        if configuration.security == .off { Output.warning("warning: \(BusSecurity.offWarning)") }
         return try Bus(configuration: configuration)
     }
 }
@@ -54,7 +57,13 @@ extension AsyncParsableCommand {
     /// Runs `body` with a connected bus and shuts it down afterwards; a ``BusError`` becomes
     /// the exit status.
     func withBus<T>(_ endpoints: EndpointOptions, _ body: (Bus) async throws -> T) async throws -> T {
-        let bus = try endpoints.connect()
+        let bus: Bus
+        do {
+            bus = try endpoints.connect()
+        } catch {
+            Output.error("\(error.code.name): \(error.message)")
+            throw ExitCode(Int32(error.code.rawValue))
+        }
         do {
             let result = try await body(bus)
             await bus.shutdown()

@@ -82,6 +82,7 @@ extension BusCtl {
             Output.line(Output.bold(description.service) + " — \(description.methods.count) methods, \(description.events.count) events")
             for method in description.methods {
                 Output.line("\n  \(Output.bold(method.name))  \(method.summary)")
+                if let audience = method.audience { Output.line("    audience: \(audience.rawValue) (\(audience.callers))") }
                 Output.line("    request:  \(method.request.jsonText)")
                 Output.line("    response: \(method.response.jsonText)")
             }

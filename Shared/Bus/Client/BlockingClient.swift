@@ -55,6 +55,7 @@ public final class BlockingClient {
             socket = try ZMQSocket(context: context, type: .dealer)
             try socket?.set(.sendHighWaterMark, configuration.highWaterMark)
             try socket?.set(.receiveHighWaterMark, configuration.highWaterMark)
+            if let socket { try configuration.security.apply(to: socket) }
             try socket?.connect(configuration.rpcEndpoint)
             state.socket = socket
         } catch {

@@ -2,8 +2,8 @@ import Foundation
 import Glibc
 import Wire
 
-/// Where the bus is and how a process behaves on it. ``fromEnvironment(service:)`` reads the
-/// variables every StudyBus process understands (`BUS_RPC`, `BUS_PUB`, `BUS_SUB`, …).
+/// Where the bus is and how a process behaves on it. ``fromEnvironment(service:_:)`` reads the
+/// variables every StudyBus process understands (`BUS_RPC`, `BUS_PUB`, `BUS_SUB`, `BUS_SECURITY`, …).
 public struct BusConfiguration: Sendable {
     /// The broker's request/reply endpoint (`BUS_RPC`).
     public var rpcEndpoint = "tcp://127.0.0.1:5555"
@@ -40,6 +40,10 @@ public struct BusConfiguration: Sendable {
     /// could send a bigger frame (`_backup`) refuses instead, with an error naming the limit.
     /// Set it the same for the broker and every service.
     public var maxMessageBytes: Int64 = 64 << 20
+    /// CurveZMQ on every socket towards the broker (`BUS_SECURITY`, `BUS_KEY`, `BUS_BROKER_KEY`).
+    /// On by default when read from the environment; a configuration built in code (tests,
+    /// tools that embed the bus) starts `.off` and sets keys itself.
+    public var security = BusSecurity.off
     /// The largest event frame the broker accepts (`BROKER_MAX_EVENT_BYTES`, default 4 MiB, the
     /// broker's own setting; never more than `maxMessageBytes`). The broker disconnects a
     /// publisher that sends more, losing what else it had in flight, so a larger event is
@@ -63,8 +67,10 @@ public struct BusConfiguration: Sendable {
         return String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// Reads the standard variables; unset ones keep their defaults.
-    /// - Throws: `INVALID_ARGUMENT` naming a variable whose value is not a positive number.
+    /// Reads the standard variables; unset ones keep their defaults. Security is on unless
+    /// `BUS_SECURITY=off`, and then `BUS_KEY` and `BUS_BROKER_KEY` must name usable key files.
+    /// - Throws: `INVALID_ARGUMENT` naming a variable whose value is not a positive number;
+    ///   `FAILED_PRECONDITION` naming a key variable that is missing or whose file is unusable.
     public static func fromEnvironment(
         service: String, _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(BusError) -> BusConfiguration {
@@ -88,6 +94,7 @@ public struct BusConfiguration: Sendable {
             configuration.subscriptionBufferLimit = count
         }
         if let bytes = try positive("BROKER_MAX_MESSAGE_BYTES") { configuration.maxMessageBytes = Int64(bytes) }
+        configuration.security = try BusSecurity.fromEnvironment(environment)
         if let bytes = try positive("BROKER_MAX_EVENT_BYTES") { configuration.maxEventBytes = Int64(bytes) }
         if let bytes = try positive("BUS_SUBSCRIPTION_BUFFER_BYTES") { configuration.subscriptionBufferBytes = bytes }
         return configuration

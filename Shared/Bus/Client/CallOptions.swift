@@ -20,6 +20,10 @@ public struct CallOptions: Sendable {
     public var idempotencyKey: String?
     /// Raw bytes sent as the attachment frame.
     public var attachment: Data?
+    /// A `caller` written into the header by the client, for tests of a host's audience checks.
+    /// It proves nothing: a broker that authenticates connections appends its own `caller`,
+    /// which is the one services read (wire protocol, Addition 10). Not for services' calls.
+    package var claimedCaller: BusIdentity?
 
     public init(
         user: String? = nil, timeout: Duration? = nil, deadline: Date? = nil, meta: [String: String] = [:],

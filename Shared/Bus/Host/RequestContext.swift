@@ -9,8 +9,13 @@ public struct RequestContext: Sendable {
     public let requestID: String
     /// The method being served.
     public let method: String
-    /// The end user the call acts for, if the caller said.
+    /// The end user the call acts for, if the caller said (for a `user` key, that key's user).
     public let user: String?
+    /// Who called, as the broker stamped it (wire protocol, Addition 10); nil when the request
+    /// came without one, which a host with `BUS_SECURITY=off` treats as an operator.
+    public let caller: BusIdentity?
+    /// Whether a request without `caller` is trusted as an operator: the host's own security is off.
+    let trustsUnidentifiedCallers: Bool
     /// The request's metadata (`traceparent`, …).
     public let meta: [String: String]
     /// The request's idempotency key.
@@ -43,6 +48,16 @@ public struct RequestContext: Sendable {
         return user
     }
 
+    /// Refuses the request unless its caller is of `audience` (``Audience/admits(_:)``): for a
+    /// check that depends on the request, beyond the method's own audience, e.g.
+    /// `try context.require(.operator, for: "usage with allUsers")`.
+    /// - Throws: `PERMISSION_DENIED` naming `what` and who may.
+    public func require(_ audience: Audience, for what: String) throws(BusError) {
+        if let refusal = AudienceCheck.refusal(audience, what, caller: caller, trustsUnidentified: trustsUnidentifiedCallers) {
+            throw refusal
+        }
+    }
+
     /// How long until the caller stops waiting (zero once it has passed), or `nil` when the
     /// request set no deadline. Saturating, so the far end of the deadline's range is safe to
     /// add to a clock's `now`.
@@ -61,5 +76,24 @@ public struct RequestContext: Sendable {
     /// Calls another service for this request (user, deadline and trace propagated).
     public func call<Request, Response>(_ method: Method<Request, Response>, _ request: Request, attachment: Data? = nil) async throws(BusError) -> Response {
         try await bus.call(method, request, options: downstreamOptions(attachment: attachment))
+    }
+}
+
+/// The one rule for who may call what, used by the host for each method's audience and by
+/// ``RequestContext/require(_:for:)``.
+enum AudienceCheck {
+    /// Why `caller` may not do `what`, whose audience is `audience`; nil when it may. A request
+    /// without a caller is trusted as an operator only when `trustsUnidentified` (the host's
+    /// security is off), and otherwise may call only methods of audience `any`.
+    static func refusal(_ audience: Audience, _ what: @autoclosure () -> String, caller: BusIdentity?, trustsUnidentified: Bool) -> BusError? {
+        if audience == .any { return nil }
+        guard let caller else {
+            if trustsUnidentified { return nil }
+            return .permissionDenied("\(what()) is for \(audience.callers) (audience \(audience.rawValue)), and the request does not say who called: the broker stamps 'caller' when it authenticates the connection")
+        }
+        guard audience.admits(caller.role) else {
+            return .permissionDenied("\(what()) is for \(audience.callers) (audience \(audience.rawValue)); the caller is \(caller)")
+        }
+        return nil
     }
 }

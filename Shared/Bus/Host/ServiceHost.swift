@@ -26,6 +26,12 @@ import Wire
 /// else as `INTERNAL` (logged, never sent to the caller). A request payload that does not decode,
 /// or a header `user` that is not a user id (``RequestHeader/checkUser(_:)``), is
 /// `INVALID_ARGUMENT` naming the field; an unknown method is `UNIMPLEMENTED`.
+///
+/// Before a handler runs, the host checks the request's `caller` (stamped by the broker) against
+/// the method's ``Audience``: a caller whose role the audience does not admit, or a `user` key
+/// asking for another user, is `PERMISSION_DENIED`. A request without `caller` may call only
+/// `_health` and `_describe`, unless the host's own `BUS_SECURITY` is off: then it is trusted as
+/// an operator, as every request was before the bus had keys.
 public final class ServiceHost: Service, Sendable {
     public let service: String
     public let credit: Int
@@ -34,6 +40,9 @@ public final class ServiceHost: Service, Sendable {
     private let topics: [any TopicDescriptor]
     private let routes = Mutex<[String: Route]>([:])
     private let serving = Atomic<Bool>(true)
+    /// Whether a request without `caller` is trusted as an operator: only when this process's
+    /// own `BUS_SECURITY` is off.
+    private let trustsUnidentifiedCallers: Bool
 
     private struct Route: Sendable {
         /// Each gets the request payload and returns the reply payload and attachment. An
@@ -60,6 +69,7 @@ public final class ServiceHost: Service, Sendable {
         self.service = service
         self.credit = credit
         self.topics = topics
+        trustsUnidentifiedCallers = bus.configuration.security == .off
         var logger = logger ?? bus.logger
         logger[metadataKey: "service"] = "\(service)"
         self.logger = logger
@@ -215,13 +225,25 @@ public final class ServiceHost: Service, Sendable {
             return .answered(.failure(header.id, error))
         }
         let method = request.method
+        var user = header.user
+        if let caller = header.caller, caller.role == .user {
+            // A user key acts for its own user only.
+            if let user, user != caller.name {
+                return .answered(.failure(header.id, .permissionDenied("the caller is user '\(caller.name ?? "")' and may not act for user '\(user)'")))
+            }
+            user = caller.name
+        }
         let context = RequestContext(
-            requestID: header.id, method: method, user: header.user, meta: header.meta,
-            idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
+            requestID: header.id, method: method, user: user, caller: header.caller, trustsUnidentifiedCallers: trustsUnidentifiedCallers,
+            meta: header.meta, idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
         if let late = startedTooLate(context) { return .answered(late) }
         guard let route = routes.withLock({ $0[method] }) else {
             return .answered(.failure(header.id, .unimplemented("service \(service) has no method '\(method)'; _describe lists its methods")))
+        }
+        let audience = route.descriptor.audience
+        if let refusal = AudienceCheck.refusal(audience, "\(service)/\(method)", caller: header.caller, trustsUnidentified: trustsUnidentifiedCallers) {
+            return .answered(.failure(header.id, refusal))
         }
         switch route.invoke {
         case .task(let invoke):

@@ -147,12 +147,13 @@ final class IOLoop {
         thread.wakeup.close()
     }
 
-    /// Makes a socket with the bus's common options.
+    /// Makes a socket with the bus's common options (CURVE towards the broker with security on).
     func makeSocket(_ type: ZMQSocketType, connectTo endpoint: String) throws(ZMQError) -> ZMQSocket {
         let socket = try ZMQSocket(context: context, type: type)
         do {
             try socket.set(.sendHighWaterMark, configuration.highWaterMark)
             try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
+            try configuration.security.apply(to: socket)
             try socket.connect(endpoint)
         } catch {
             socket.close()

@@ -33,7 +33,8 @@ struct OutgoingCall: Sendable {
         self.id = id
         self.service = service
         self.method = method
-        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey).encodedBytes
+        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey,
+                               caller: options.claimedCaller).encodedBytes
         self.payload = payload
         attachment = options.attachment
         deadline = ContinuousClock.now + .milliseconds(deadlineMs - nowMs)

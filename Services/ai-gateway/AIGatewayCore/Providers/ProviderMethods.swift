@@ -5,7 +5,8 @@ import ServiceKit
 import Wire
 
 /// `providers` and `usage`: the providers configured with each method's route (never a key),
-/// and what was used of them.
+/// and what was used of them. `providers` is for operators (its audience); `usage` is a user's
+/// own, and every user's (`allUsers`) only for an operator.
 struct ProviderMethods: Sendable {
     let configuration: AIGatewayConfiguration
     let ledger: UsageLedger
@@ -17,6 +18,7 @@ struct ProviderMethods: Sendable {
         }
         handlers.handle(AIGateway.usage) { service, request, context in
             let user = try context.requireUser()
+            if request.allUsers == true { try context.require(.operator, for: "ai-gateway/usage with allUsers") }
             return UsageResponse(entries: try service.providers.ledger.report(user: request.allUsers == true ? nil : user, since: request.since))
         }
     }
