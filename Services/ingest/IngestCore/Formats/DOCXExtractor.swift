@@ -128,8 +128,9 @@ extension DOCXExtractor {
               size <= bytes.count - start else { throw Refusal.truncated }
         let input = bytes[start..<(start + size)]
         guard entry.isCompressed else {
-            try consume(Data(input))
-            guard Data(input).crc32(checksum: 0) == entry.checksum else { throw Refusal.truncated }
+            let stored = Data(input)
+            guard stored.crc32(checksum: 0) == entry.checksum else { throw Refusal.truncated }
+            try consume(stored)
             return
         }
         var offset = input.startIndex
