@@ -83,9 +83,10 @@ let package = Package(
         .target(
             name: "BrokerCore",
             dependencies: [
-                "Bus", "ServiceKit", "Threads", "Wire", "ZMQ",
+                "Bus", "Contracts", "ServiceKit", "Threads", "Wire", "ZMQ",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Services/broker/BrokerCore"
         ),

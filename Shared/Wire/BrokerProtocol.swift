@@ -68,4 +68,32 @@ public enum BrokerProtocol {
     public static let serviceName = "broker"
     /// `mmi.services` as a typed method (the method frame is ignored).
     public static let services = Method<Empty, [ServiceStatus]>(service: "mmi.services", "list", "Every service with workers, credit, in-flight, queued and request counts.", audience: .operator)
+    /// The broker's own view of bus security (Addition 12).
+    public static let security = Method<Empty, BrokerSecurityStatus>(
+        service: serviceName, "security", "Whether the broker checks keys, its allowlist, and how often it refused a key, by kind.", audience: .operator)
+}
+
+/// The broker's `security` answer: whether it checks keys, which allowlist it admits, and how
+/// many times it refused a key acting beyond its role, by kind (`connection`, `ready`,
+/// `publish`, `subscription`, `call`, `revoked`).
+public struct BrokerSecurityStatus: Codable, Sendable, Equatable {
+    public struct AllowlistInfo: Codable, Sendable, Equatable {
+        public var path: String
+        public var keys: Int
+        public var loadedAt: Date
+        public init(path: String, keys: Int, loadedAt: Date) {
+            self.path = path
+            self.keys = keys
+            self.loadedAt = loadedAt
+        }
+    }
+    /// `on` or `off`.
+    public var security: String
+    public var allowlist: AllowlistInfo?
+    public var refused: [String: Int]
+    public init(security: String, allowlist: AllowlistInfo?, refused: [String: Int]) {
+        self.security = security
+        self.allowlist = allowlist
+        self.refused = refused
+    }
 }

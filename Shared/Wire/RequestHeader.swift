@@ -61,6 +61,32 @@ public struct RequestHeader: Sendable, Equatable {
         return writer.bytes
     }
 
+    /// `,"caller":{…}}`: what the broker writes in place of a header's closing brace to stamp
+    /// `identity` on it (Addition 10). Made once per key, not per request.
+    public static func callerMember(_ identity: BusIdentity) -> [UInt8] {
+        var writer = JSONBytes()
+        writer.raw(",\"caller\":")
+        identity.write(to: &writer)
+        writer.raw("}")
+        return writer.bytes
+    }
+
+    /// `header` with `member` (from ``callerMember(_:)``) in place of its closing brace, without
+    /// parsing it; nil when the header does not end with `}` (trailing whitespace aside). The
+    /// comma is dropped for `{}`, which has no member to follow.
+    public static func stamping(_ header: UnsafeRawBufferPointer, with member: [UInt8]) -> [UInt8]? {
+        var end = header.count
+        while end > 0, [0x20, 0x09, 0x0A, 0x0D].contains(header[end - 1]) { end -= 1 }
+        guard end > 0, header[end - 1] == UInt8(ascii: "}") else { return nil }
+        var body = end - 1
+        while body > 0, [0x20, 0x09, 0x0A, 0x0D].contains(header[body - 1]) { body -= 1 }
+        let isEmptyObject = body > 0 && header[body - 1] == UInt8(ascii: "{")
+        var stamped = [UInt8](header[..<(end - 1)])
+        stamped.reserveCapacity(end + member.count)
+        stamped.append(contentsOf: isEmptyObject ? member.dropFirst() : member[...])
+        return stamped
+    }
+
     /// Parses and validates a request header; unknown keys are ignored. A key that appears more
     /// than once takes its last value (the broker's `caller` overrides a client's). The `user` is
     /// not checked here: ``checkUser()`` does that, where the user is acted on.

@@ -96,6 +96,14 @@ public final class ZMQMultipart {
         zmq_msg_gets(part(index), name.rawValue).map { String(cString: $0) }
     }
 
+    /// Replaces the content of part `index` with a copy of `bytes`.
+    public func replace(_ index: Int, with bytes: [UInt8]) {
+        let part = self.part(index)
+        zmq_msg_close(part)
+        zmq_msg_init_size(part, bytes.count)
+        if !bytes.isEmpty { bytes.withUnsafeBytes { zmq_msg_data(part).copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+    }
+
     /// A copy of part `index`.
     public func data(_ index: Int) -> Data { Data(bytes(index)) }
 

@@ -33,6 +33,10 @@ public struct ZMQIntOption: Sendable {
     public static let linger = ZMQIntOption(raw: ZMQ_LINGER)
     /// 1: the socket is a CURVE server (it needs ``ZMQBytesOption/curveSecretKey`` too).
     public static let curveServer = ZMQIntOption(raw: ZMQ_CURVE_SERVER)
+    /// 1: an XPUB passes every subscription and unsubscription up, with its sender's metadata,
+    /// and applies a subscription only when the application sets ``ZMQSocket/subscribe(bytes:)``
+    /// right after receiving it (libzmq applies it to the connection it came from).
+    public static let xpubManual = ZMQIntOption(raw: ZMQ_XPUB_MANUAL)
 }
 
 /// A socket option whose value is bytes (see `zmq_setsockopt`).
@@ -147,6 +151,18 @@ public final class ZMQSocket {
     /// Removes a prefix subscription (SUB sockets).
     public func unsubscribe(_ prefix: String) throws(ZMQError) {
         try setBytes(ZMQ_UNSUBSCRIBE, Array(prefix.utf8), name: "ZMQ_UNSUBSCRIBE")
+    }
+
+    /// Adds (SUB) or, on a manual XPUB, admits for the connection of the subscription just
+    /// received, the prefix `bytes`.
+    public func subscribe(bytes: UnsafeRawBufferPointer) throws(ZMQError) {
+        guard zmq_setsockopt(handle, ZMQ_SUBSCRIBE, bytes.baseAddress, bytes.count) == 0 else { throw .last("setsockopt ZMQ_SUBSCRIBE") }
+    }
+
+    /// Removes (SUB) or, on a manual XPUB, removes for the connection of the unsubscription
+    /// just received, the prefix `bytes`.
+    public func unsubscribe(bytes: UnsafeRawBufferPointer) throws(ZMQError) {
+        guard zmq_setsockopt(handle, ZMQ_UNSUBSCRIBE, bytes.baseAddress, bytes.count) == 0 else { throw .last("setsockopt ZMQ_UNSUBSCRIBE") }
     }
 
     private func setBytes(_ option: Int32, _ bytes: [UInt8], name: String) throws(ZMQError) {

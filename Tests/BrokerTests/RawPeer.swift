@@ -17,10 +17,11 @@ actor RawPeer {
     /// A socket of `type` (a DEALER unless said) connected to `endpoint`, created on the peer's
     /// thread with `options` set before it connects.
     static func connect(
-        _ endpoint: String, type: ZMQSocketType = .dealer, options: [(ZMQIntOption, Int32)] = [], timeoutMs: Int32 = 5000
+        _ endpoint: String, type: ZMQSocketType = .dealer, options: [(ZMQIntOption, Int32)] = [], timeoutMs: Int32 = 5000,
+        curve: CurveClientKeys? = nil
     ) async throws -> RawPeer {
         let peer = RawPeer(timeoutMs: timeoutMs)
-        try await peer.open(endpoint, type: type, options: options)
+        try await peer.open(endpoint, type: type, options: options, curve: curve)
         return peer
     }
 
@@ -28,9 +29,12 @@ actor RawPeer {
         self.timeoutMs = timeoutMs
     }
 
-    private func open(_ endpoint: String, type: ZMQSocketType, options: [(ZMQIntOption, Int32)]) throws {
+    private func open(_ endpoint: String, type: ZMQSocketType, options: [(ZMQIntOption, Int32)], curve: CurveClientKeys?) throws {
         let context = try ZMQContext()
         let socket = try ZMQSocket(context: context, type: type)
+        if let curve {
+            try socket.makeCurveClient(serverKey: curve.brokerKey.bytes, publicKey: curve.keyPair.publicKey.bytes, secretKey: curve.keyPair.secretKey.bytes)
+        }
         try socket.set(.receiveTimeoutMs, timeoutMs)
         for (option, value) in options { try socket.set(option, value) }
         try socket.connect(endpoint)
@@ -51,6 +55,11 @@ actor RawPeer {
     /// Adds prefix subscriptions (a SUB peer).
     func subscribe(_ prefixes: [String]) throws {
         for prefix in prefixes { try socket.subscribe(prefix) }
+    }
+
+    /// Removes prefix subscriptions (a SUB peer).
+    func unsubscribe(_ prefixes: [String]) throws {
+        for prefix in prefixes { try socket.unsubscribe(prefix) }
     }
 
     /// The next message, or nil when none arrives within `timeoutMs` (default: the peer's).

@@ -71,7 +71,7 @@ struct KeysTests {
     func busctlKeys() async throws {
         let keys = try TestKeys()
         defer { keys.remove() }
-        _ = try keys.make("busctl")
+        _ = try keys.operator("busctl")
         let (broker, endpoints) = try await startBroker(keys: keys)
         let missing = try await busctl(["health", "broker"], endpoints, environment: ["BUS_SECURITY": "on"])
         #expect(missing.status == Int32(StatusCode.failedPrecondition.rawValue))
@@ -100,10 +100,37 @@ struct KeysTests {
         #expect(try String(contentsOfFile: log, encoding: .utf8).contains("chmod 600 \(keys.secretPath("broker"))"))
 
         chmod(keys.secretPath("broker"), 0o600)
-        let secure = try ChildProcess(executable: binary, environment: bind.merging(keys.environment("broker")) { $1 }, logFile: log)
-        try await eventually("the CURVE broker's warning") {
-            (try String(contentsOfFile: log, encoding: .utf8)).contains("admits every client key")
+        let withoutAllowlist = try ChildProcess(executable: binary, environment: bind.merging(keys.environment("broker")) { $1 }, logFile: log)
+        #expect(await withoutAllowlist.waitForExit() == 2)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("BUS_ALLOWLIST is not set"))
+
+        try keys.rewriteAllowlist(["# no keys yet", "not-a-key service store"])
+        let secureEnvironment = bind.merging(keys.environment("broker")) { $1 }.merging(["BUS_ALLOWLIST": keys.allowlistPath]) { $1 }
+        let badAllowlist = try ChildProcess(executable: binary, environment: secureEnvironment, logFile: log)
+        #expect(await badAllowlist.waitForExit() == 2)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("\(keys.allowlistPath), line 2: 'not-a-key' is not a CURVE public key"))
+
+        _ = try keys.operator("busctl")
+        try keys.rewriteAllowlist([])
+        let secure = try ChildProcess(executable: binary, environment: secureEnvironment, logFile: log)
+        try await eventually("the CURVE broker admitting its allowlist") {
+            (try String(contentsOfFile: log, encoding: .utf8)).contains("bus security on: admitting the keys of the allowlist")
         }
+        let endpoints = try await brokerEndpoints(logFile: log)
+        #expect(try await busctl(["health", "broker", "--timeout", "2"], endpoints, environment: keys.environment("busctl")).status
+                == Int32(StatusCode.deadlineExceeded.rawValue), "an empty allowlist admits nobody")
+        // SIGHUP rereads the allowlist without a restart; a list with an error is not used.
+        try keys.rewriteAllowlist([Allowlist.line(for: try KeyFile.readPublic(path: keys.publicPath("busctl")).publicKey, try BusIdentity(role: .operator, name: nil))])
+        kill(secure.pid, SIGHUP)
+        try await eventually("the operator key admitted after SIGHUP") {
+            try await busctl(["health", "broker", "--timeout", "2"], endpoints, environment: keys.environment("busctl")).status == 0
+        }
+        try keys.rewriteAllowlist(["garbage"])
+        kill(secure.pid, SIGHUP)
+        try await eventually("a broken allowlist refused on reload") {
+            (try String(contentsOfFile: log, encoding: .utf8)).contains("allowlist not reloaded; the broker keeps the one it has")
+        }
+        #expect(try await busctl(["health", "broker"], endpoints, environment: keys.environment("busctl")).status == 0)
         await secure.terminate()
 
         let open = try ChildProcess(executable: binary, environment: bind.merging(["BUS_SECURITY": "off"]) { $1 }, logFile: log)
@@ -117,29 +144,35 @@ struct KeysTests {
     func serviceOverCurve() async throws {
         let keys = try TestKeys()
         defer { keys.remove() }
-        _ = try keys.make("timer-ticker")
-        _ = try keys.make("busctl")
-        let client = try keys.make("client")
+        _ = try keys.service("timer-ticker")
+        _ = try keys.operator("busctl")
+        let client = try keys.edge("client")
+        let otherUser = try keys.user("u2")
         let (broker, endpoints) = try await startBroker(keys: keys)
         let environment = serviceEnvironment(endpoints).merging(keys.environment("timer-ticker")) { $1 }
             .merging(["DATA_DIR": keys.directory + "/timer-ticker", "LOG_LEVEL": "warning"]) { $1 }
         let service = try ChildProcess(executable: builtProductsDirectory.appending(path: "timer-ticker").path, environment: environment,
                                        logFile: keys.directory + "/timer-ticker.log")
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: keys.security(client)), logger: testLogger("client"))
+        let bus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: client), logger: testLogger("client"))
         try await eventually("timer-ticker serving over CURVE") {
             (try? await bus.call(Reserved.health("timer-ticker"), Empty(), options: CallOptions(timeout: .milliseconds(500))))?.status == .serving
         }
-        var asEdge = CallOptions(user: "u1", timeout: .seconds(10))
-        asEdge.claimedCaller = try BusIdentity(role: .edge, name: "web")
-        #expect(try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: asEdge).header.code == .ok)
-        let anonymous = await #expect(throws: BusError.self) {
-            try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u1"))
-        }
-        #expect(anonymous?.code == .permissionDenied)
+        // The broker stamps the edge key's caller; what the client claims itself changes nothing.
+        var claimingOperator = CallOptions(user: "u1", timeout: .seconds(10))
+        claimingOperator.claimedCaller = try BusIdentity(role: .operator, name: nil)
+        #expect(try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: claimingOperator).header.code == .ok)
         let backup = await #expect(throws: BusError.self) {
-            try await bus.callRaw(service: "timer-ticker", method: "_backup", payload: Data(), options: asEdge)
+            try await bus.callRaw(service: "timer-ticker", method: "_backup", payload: Data(), options: claimingOperator)
         }
         #expect(backup?.code == .permissionDenied)
+        #expect(backup?.message.contains("edge") == true, "the service saw the stamped caller: \(backup?.message ?? "")")
+        let asUser = try Bus(configuration: busConfiguration(endpoints, source: "u2", security: otherUser), logger: testLogger("u2"))
+        let asAnother = await #expect(throws: BusError.self) {
+            try await asUser.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u1"))
+        }
+        #expect(asAnother?.code == .permissionDenied)
+        #expect(try await asUser.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u2")).header.code == .ok)
+        await asUser.shutdown()
 
         let described = try await busctl(["describe", "timer-ticker"], endpoints, environment: keys.environment("busctl"))
         #expect(described.status == 0)

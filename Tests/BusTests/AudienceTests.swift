@@ -13,6 +13,7 @@ struct GuardedContract: ServiceContract {
     let forApps = Method<Scope, Seen>(Self.self, "things.app", "Acts for one user.", audience: .app)
     let forServices = Method<Scope, Seen>(Self.self, "things.service", "Service to service.", audience: .service)
     let forOperators = Method<Scope, Seen>(Self.self, "things.operator", "Operators only.", audience: .operator)
+    let seen = Topic<Seen>(Self.self, "guarded.seen", "A test event.")
 }
 
 let Guarded = GuardedContract()
@@ -37,8 +38,8 @@ struct GuardedWorld {
     /// How many handlers ran.
     let handled: Counter
 
-    static func start(keys: TestKeys? = nil, service: BusSecurity = .off, client: BusSecurity = .off) async throws -> GuardedWorld {
-        let (broker, endpoints) = try await startBroker(keys: keys)
+    static func start(keys: TestKeys? = nil, service: BusSecurity = .off, client: BusSecurity = .off, contracts: [any ServiceContract] = []) async throws -> GuardedWorld {
+        let (broker, endpoints) = try await startBroker(keys: keys, contracts: contracts)
         let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "guarded", security: service), logger: testLogger("guarded"))
         let host = ServiceHost(bus: serviceBus, contract: Guarded, logger: testLogger("guarded"))
         let handled = Counter()
@@ -167,32 +168,39 @@ struct AudienceTests {
         await world.stop()
     }
 
-    @Test("with the host's security on, over CURVE through a real broker: no caller reaches only _health and _describe")
+    @Test("over CURVE through a real broker, the broker stamps each key's caller and the host enforces audiences by it")
     func secureHost() async throws {
         let keys = try TestKeys()
         defer { keys.remove() }
-        let world = try await GuardedWorld.start(keys: keys, service: keys.security(try keys.make("guarded")), client: keys.security(try keys.make("client")))
-        let anonymous = await world.call(Guarded.forApps, as: nil, user: "u1")
-        #expect(anonymous.code == .permissionDenied)
-        if case .failure(let error) = anonymous { #expect(error.message.contains("the request does not say who called")) }
-        #expect(await world.call(Guarded.forOperators, as: nil).code == .permissionDenied)
-        #expect(try await world.client.call(Reserved.describe("guarded"), Empty()).methods.count == 5)
-        // What the broker will stamp is honoured (the test writes it, as the broker does not yet).
-        #expect(try await world.call(Guarded.forServices, as: store, user: "u1").get() == Seen(user: "u1", caller: "service store"))
-        #expect(world.handled.value == 1)
+        let service = try keys.service("guarded")
+        let user = try keys.user("u1")
+        let operatorKey = try keys.operator()
+        let world = try await GuardedWorld.start(keys: keys, service: service, client: user, contracts: [Guarded])
+        // A user key's claim to be an operator is overridden by what the broker knows.
+        #expect(try await world.call(Guarded.forApps, as: ops, user: "u1").get() == Seen(user: "u1", caller: "user u1"))
+        #expect(try await world.call(Guarded.forApps, as: nil).get() == Seen(user: "u1", caller: "user u1"), "an absent user is the key's own")
+        #expect(await world.call(Guarded.forServices, as: ops, user: "u1").code == .permissionDenied)
+        #expect(await world.call(Guarded.forOperators, as: ops, user: "u1").code == .permissionDenied)
+        let another = await world.call(Guarded.forApps, as: nil, user: "u2")
+        #expect(another.code == .permissionDenied)
+        #expect(world.handled.value == 2, "nothing refused ran")
 
-        // Events travel over CURVE too, from the service's publisher to the client's subscriber.
-        let topic = Topic<Seen>(service: "guarded", "guarded.seen", "A test event.")
-        let subscriber = try Bus(configuration: busConfiguration(world.endpoints, source: "subscriber", security: keys.security(try keys.make("subscriber"))),
-                                 logger: testLogger("subscriber"))
-        let collector = EventCollector(try subscriber.subscribe([topic.name]))
+        let operatorBus = try Bus(configuration: busConfiguration(world.endpoints, source: "operator", security: operatorKey), logger: testLogger("operator"))
+        var options = CallOptions(user: "u9")
+        options.claimedCaller = try BusIdentity(role: .user, name: "u9")
+        #expect(try await operatorBus.call(Guarded.forOperators, Scope(allUsers: true), options: options) == Seen(user: "u9", caller: "operator"))
+        #expect(try await operatorBus.call(Reserved.describe("guarded"), Empty()).methods.count == 5)
+
+        // Events travel over CURVE too, from the service's publisher to a subscriber allowed them.
+        let topic = Guarded.seen
+        let collector = EventCollector(try operatorBus.subscribe([topic.name]))
         try await eventually("an event over CURVE") {
             try world.serviceBus.publish(topic, Seen(user: "u1", caller: nil))
             try await Task.sleep(for: .milliseconds(30))
             return !collector.all.isEmpty
         }
         collector.cancel()
-        await subscriber.shutdown()
+        await operatorBus.shutdown()
 
         // A client without CURVE gets nothing through, and the broker goes on serving.
         let plain = try Bus(configuration: busConfiguration(world.endpoints, source: "plain"), logger: testLogger("plain"))

@@ -11,9 +11,10 @@ Usage: interop.py RPC PUB SUB, or interop.py curve RPC PUB SUB BROKER_KEY CLIENT
 Exits 0 when every check passed, 1 with a message otherwise.
 
 With "curve" first, against a broker and an echo service with CURVE keys (docs/wire-protocol.md,
-Addition 9), with the key files that busctl keys new writes: a CURVE client calls echo/_health
-(SERVING) and echo/echo (7: the broker stamps no caller yet, and the service has security on);
-a client without CURVE gets no answer; a CURVE publisher sends "py.curve" events. Prints
+Additions 9, 10 and 12), with the key files that busctl keys new writes, the key listed as
+"service echo": a CURVE client calls echo/_health (SERVING) and echo/echo (0, the broker stamps
+the caller); a client without CURVE gets no answer; a CURVE publisher sends "echo.echoed" events
+(its contract's topic) and forged "timer.completed" ones (dropped by the broker). Prints
 CURVE OK."""
 import json
 import sys
@@ -56,7 +57,7 @@ if sys.argv[1] == "curve":
     header, payload = request(client, "echo", "_health")
     check(header["code"] == 0 and json.loads(payload) == {"status": "SERVING"}, "health over CURVE: %r %r" % (header, payload))
     header, payload = request(client, "echo", "echo", b'{"text":"hi"}')
-    check(header["code"] == 7 and "does not say who called" in header["message"], "no caller is 7: %r" % header)
+    check(header["code"] == 0 and json.loads(payload)["text"] == "hi", "echo over CURVE: %r %r" % (header, payload))
     plain = ctx.socket(zmq.DEALER)
     plain.setsockopt(zmq.RCVTIMEO, 1000)
     plain.connect(rpc)
@@ -70,7 +71,8 @@ if sys.argv[1] == "curve":
     for seq in range(1, 21):
         time.sleep(0.1)
         event_header = {"id": "py-curve-%d" % seq, "source": "python", "instance": "curve:1", "seq": seq, "ts": int(time.time() * 1000)}
-        publisher.send_multipart([b"py.curve", json.dumps(event_header).encode(), b"{}"])
+        publisher.send_multipart([b"timer.completed", json.dumps(event_header).encode(), b"{}"])
+        publisher.send_multipart([b"echo.echoed", json.dumps(event_header).encode(), b'{"text":"py"}'])
     print("CURVE OK", flush=True)
     sys.exit(0)
 

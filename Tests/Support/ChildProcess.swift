@@ -1,3 +1,4 @@
+import BrokerCore
 import Foundation
 import Glibc
 import ServiceKit
@@ -123,4 +124,21 @@ public var builtProductsDirectory: URL {
     // The test bundle is `<products>/StudyBusPackageTests.xctest` (a file on Linux).
     if url.lastPathComponent.hasSuffix(".xctest") { url.deleteLastPathComponent() }
     return url
+}
+
+/// The endpoints a broker process started with ephemeral ports logged in `logFile` (its
+/// `broker listening` line, logfmt), once it has.
+public func brokerEndpoints(logFile: String) async throws -> Broker.Endpoints {
+    var found: Broker.Endpoints?
+    try await eventually("the broker's listening line in \(logFile)") {
+        let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+        guard let line = log.split(separator: "\n").last(where: { $0.contains("broker listening") }) else { return false }
+        func endpoint(_ name: String) -> String? {
+            line.split(separator: " ").first { $0.hasPrefix("\(name)=") }.map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: CharacterSet(charactersIn: "\"")) }
+        }
+        guard let rpc = endpoint("rpc"), let pub = endpoint("pub"), let sub = endpoint("sub") else { return false }
+        found = Broker.Endpoints(rpc: rpc, pub: pub, sub: sub)
+        return true
+    }
+    return found!
 }

@@ -104,18 +104,21 @@ public struct EchoWorld {
     public let hostTask: Task<Void, any Error>
     public let gauge: ConcurrencyGauge
 
-    /// With `keys`, the broker, the service and the client use CURVE (keys `echo` and `client`).
+    /// With `keys`, the broker, the service and the client use CURVE (keys `echo`, listed as
+    /// `service echo`, and `client`, listed as an operator).
     public static func start(credit: Int = 16, keys: TestKeys? = nil) async throws -> EchoWorld {
+        // The keys are listed before the broker reads the allowlist.
+        let securities = try keys.map { (try $0.service("echo"), try $0.operator("client")) }
         let (broker, endpoints) = try await startBroker(keys: keys)
-        return try await start(broker: broker, endpoints: endpoints, credit: credit, keys: keys)
+        return try await start(broker: broker, endpoints: endpoints, credit: credit, security: securities)
     }
 
     /// The echo service and a client on an already running broker (stopped with the world).
     public static func start(
-        broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 250, keys: TestKeys? = nil
+        broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 250, security: (service: BusSecurity, client: BusSecurity)? = nil
     ) async throws -> EchoWorld {
-        let serviceSecurity = try keys.map { $0.security(try $0.make("echo")) } ?? .off
-        let clientSecurity = try keys.map { $0.security(try $0.make("client")) } ?? .off
+        let serviceSecurity = security?.service ?? .off
+        let clientSecurity = security?.client ?? .off
         let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo", heartbeatMs: heartbeatMs, security: serviceSecurity),
                                  logger: testLogger("echo"))
         let host = ServiceHost(bus: serviceBus, contract: Echo, credit: credit, logger: testLogger("echo"))

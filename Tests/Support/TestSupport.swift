@@ -20,13 +20,18 @@ public func testLogger(_ label: String) -> Logger {
 }
 
 /// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick. With
-/// `keys`, its sockets are CURVE servers with the broker's pair (``TestKeys``).
+/// `keys`, its sockets are CURVE servers with the broker's pair, admitting the keys of their
+/// allowlist (``TestKeys``); the allowlist must exist (make a listed key first). The topics of
+/// `contracts` (and echo's) may be published besides StudyBus's.
 public func startBroker(
     heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
-    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil
+    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil, contracts: [any ServiceContract] = []
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
+    // The tests' own services publish too.
+    configuration.contracts += [Echo] + contracts
     configuration.curveServerKeys = keys?.broker
+    configuration.allowlistPath = keys?.allowlistPath
     configuration.maxMessageBytes = maxMessageBytes
     configuration.rpcBind = rpc
     configuration.pubBind = pub

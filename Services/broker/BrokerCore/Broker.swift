@@ -21,6 +21,12 @@ public final class Broker: Sendable {
         public var rpc: String
         public var pub: String
         public var sub: String
+
+        public init(rpc: String, pub: String, sub: String) {
+            self.rpc = rpc
+            self.pub = pub
+            self.sub = sub
+        }
     }
 
     private enum State {
@@ -34,12 +40,26 @@ public final class Broker: Sendable {
     private let logger: Logger
     private let state = Mutex(State.idle)
     private let stopRequested = Atomic<Bool>(false)
+    private let reloadRequested = Atomic<Bool>(false)
+    /// The allowlist read at start, handed to the broker thread; nil while security is off.
+    private let initialAccess: BrokerAccess?
     private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
     private let wakeup: EventFD
 
+    /// - Throws: `FAILED_PRECONDITION` when the broker has CURVE keys but no allowlist, or the
+    ///   allowlist cannot be read (naming the file and line).
     public init(configuration: BrokerConfiguration, logger: Logger) throws(BusError) {
         self.configuration = configuration
         self.logger = logger
+        if configuration.curveServerKeys != nil {
+            guard let path = configuration.allowlistPath, !path.isEmpty else {
+                throw .failedPrecondition(
+                    "BUS_SECURITY is on but BUS_ALLOWLIST is not set: give the allowlist of the keys the broker admits (busctl keys allow writes its lines)")
+            }
+            initialAccess = try BrokerAccess.read(path: path, topics: TopicRules(contracts: configuration.contracts))
+        } else {
+            initialAccess = nil
+        }
         do {
             wakeup = try EventFD()
         } catch {
@@ -75,7 +95,7 @@ public final class Broker: Sendable {
         blockAllSignalsOnCurrentThread()
         let loop: BrokerLoop
         do {
-            loop = try BrokerLoop(configuration: configuration, logger: logger)
+            loop = try BrokerLoop(configuration: configuration, access: initialAccess, logger: logger)
         } catch {
             let continuation = state.withLock { state -> CheckedContinuation<Endpoints, any Error>? in
                 guard case .starting(let continuation) = state else { return nil }
@@ -92,9 +112,19 @@ public final class Broker: Sendable {
             return continuation
         }
         continuation?.resume(returning: loop.boundEndpoints)
-        loop.run(wakeup: wakeup) { stopRequested.load(ordering: .acquiring) }
+        loop.run(
+            wakeup: wakeup, stopRequested: { stopRequested.load(ordering: .acquiring) },
+            takeReloadRequest: { reloadRequested.exchange(false, ordering: .acquiringAndReleasing) })
         state.withLock { $0 = .stopped }
         markFinished()
+    }
+
+    /// Reads the allowlist again on the broker thread (what SIGHUP does): connections stay, and
+    /// each is judged by the new list from its next message on. A list with an error is not
+    /// used; the broker logs why and keeps the one it has.
+    public func reloadAllowlist() {
+        reloadRequested.store(true, ordering: .releasing)
+        wakeup.signal()
     }
 
     /// Stops routing: workers get DISCONNECT, queued requests UNAVAILABLE, sockets close.

@@ -1,7 +1,9 @@
 import Bus
+import Contracts
 import Foundation
 import ServiceKit
 import ServiceLifecycle
+import UnixSignals
 import Wire
 
 /// How the broker binds and behaves, from `BUS_RPC_BIND`, `BUS_PUB_BIND`, `BUS_SUB_BIND`,
@@ -55,6 +57,12 @@ public struct BrokerConfiguration: ServiceConfiguration {
     /// The broker's own key pair: with it, its three sockets are CURVE servers. From `BUS_KEY`
     /// while `BUS_SECURITY` is on (read with the bus settings every process reads).
     public var curveServerKeys: CurveKeyPair?
+    /// The keys the broker admits and the role of each (`BUS_ALLOWLIST`); required with
+    /// `curveServerKeys`. SIGHUP reads it again.
+    public var allowlistPath: String?
+    /// The contracts whose topics services may publish and others subscribe to, with
+    /// security on: every StudyBus service's.
+    public var contracts: [any ServiceContract] = Catalog.contracts
 
     public init() {}
 
@@ -76,6 +84,7 @@ public struct BrokerConfiguration: ServiceConfiguration {
         maxSubscriptionBytes = try environment.int("BROKER_MAX_SUBSCRIPTION_BYTES", default: maxSubscriptionBytes, in: 64...65_536)
         maxServices = try environment.int("BROKER_MAX_SERVICES", default: maxServices, in: 1...1_000_000)
         serviceExpiry = .seconds(try environment.int("BROKER_SERVICE_EXPIRY_SECONDS", default: 300, in: 1...86_400 * 365))
+        allowlistPath = environment.values["BUS_ALLOWLIST"].flatMap { $0.isEmpty ? nil : $0 }
     }
 
     public static let usage = """
@@ -99,6 +108,7 @@ public struct BrokerConfiguration: ServiceConfiguration {
           BROKER_SERVICE_EXPIRY_SECONDS  how long a service without workers is kept (default 300)
           BUS_SECURITY                   on|off: CURVE on every socket              (default on)
           BUS_KEY, BUS_BROKER_KEY        the broker's secret and public key files
+          BUS_ALLOWLIST                  the keys admitted and their roles; SIGHUP rereads it
           LOG_LEVEL, LOG_FORMAT          info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
@@ -114,7 +124,18 @@ public final class BrokerService: StudyBusService {
         broker = try Broker(configuration: configuration, logger: context.logger)
     }
 
-    public var services: [any Service] { [BrokerRunner(broker: broker)] }
+    public var services: [any Service] { [BrokerRunner(broker: broker), AllowlistReloader(broker: broker)] }
+}
+
+/// Rereads the allowlist on each SIGHUP, until graceful shutdown.
+struct AllowlistReloader: Service {
+    let broker: Broker
+
+    func run() async throws {
+        for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
+            broker.reloadAllowlist()
+        }
+    }
 }
 
 /// Runs the broker's thread until graceful shutdown.

@@ -79,8 +79,25 @@ extension BrokerLoop {
             replyError(client, service: service, id: header.id, .invalidArgument("service and method names must be 1 to 128 bytes"), trace: request.trace)
             return
         }
+        var caller: BusIdentity?
+        if access != nil {
+            guard let identity = senderIdentity() else {
+                replyError(client, service: service, id: header.id, .permissionDenied("this connection's key is no longer in the broker's allowlist"), trace: request.trace)
+                return
+            }
+            if let refusal = BrokerAccess.userRefusal(identity, user: header.user) {
+                refuse(.call, key: message.property(.userID, of: 0) ?? "", identity: identity, refusal, ["service": "\(service)", "method": "\(request.methodName)"])
+                replyError(client, service: service, id: header.id, .permissionDenied("\(refusal): this key is \(identity)"), trace: request.trace)
+                return
+            }
+            caller = identity
+        }
         if service == BrokerProtocol.serviceName {
-            answerOwnMethod(client: client, header: header, method: request.methodName, trace: request.trace)
+            answerOwnMethod(client: client, header: header, method: request.methodName, caller: caller, trace: request.trace)
+            return
+        }
+        if let caller, !stampCaller(caller) {
+            replyError(client, service: service, id: header.id, .invalidArgument("the request header must be a JSON object ending with '}'"), trace: request.trace)
             return
         }
         let clientRecord = clients[client]
@@ -123,6 +140,15 @@ extension BrokerLoop {
         queuedBytes += bytes
         record.queue.append(QueuedRequest(record: request, parts: parts, bytes: bytes))
         dispatch(record)
+    }
+
+    /// Writes `caller` into the header of the request in `message` (part 5), as its last
+    /// member, so that whatever `caller` the client wrote is overridden (Addition 10). Returns
+    /// false when the header does not end with `}`.
+    private func stampCaller(_ caller: BusIdentity) -> Bool {
+        guard let access, let stamped = RequestHeader.stamping(message.bytes(5), with: access.callerMember(caller)) else { return false }
+        message.replace(5, with: stamped)
+        return true
     }
 
     /// Why `bytes` more of a client that has `clientHas` waiting may not wait in the broker, if
@@ -235,6 +261,7 @@ extension BrokerLoop {
             return
         }
         let worker = workers[sender]
+        guard workerKeyIsListed(sender, worker) else { return }
         worker?.expiresAt = clock.now + workerLiveness
         switch command {
         case .ready:
@@ -251,6 +278,15 @@ extension BrokerLoop {
         }
     }
 
+    /// Whether the key of the worker connection that sent `message` may still act; a worker
+    /// whose key was taken off the allowlist is removed.
+    private func workerKeyIsListed(_ sender: Data, _ worker: WorkerRecord?) -> Bool {
+        guard access != nil, senderIdentity() == nil else { return true }
+        if let worker { removeWorker(worker, reason: "its key is no longer in the allowlist") }
+        disconnect(sender, reason: "its key is no longer in the allowlist")
+        return false
+    }
+
     private func handleReady(sender: Data, existing: WorkerRecord?) {
         if let existing {
             removeWorker(existing, reason: "it sent READY twice")
@@ -262,6 +298,10 @@ extension BrokerLoop {
         let name = message.string(4)
         guard !name.isEmpty, name.utf8.count <= 128, !name.hasPrefix("mmi."), name != BrokerProtocol.serviceName else {
             return disconnect(sender, reason: "READY for a reserved or invalid service name '\(name)'")
+        }
+        if access != nil, let identity = senderIdentity(), let refusal = BrokerAccess.readyRefusal(identity, service: name) {
+            refuse(.ready, key: message.property(.userID, of: 0) ?? "", identity: identity, refusal, ["service": "\(Self.printable(Data(name.utf8)))"])
+            return disconnect(sender, reason: refusal)
         }
         var credit = 1
         if message.count == 6 {
@@ -411,15 +451,22 @@ extension BrokerLoop {
             replyBytes: replyBytes, user: trace.user, fromBroker: true))
     }
 
-    private func answerOwnMethod(client: Data, header: RequestHeader, method: String, trace: TraceContext) {
+    private func answerOwnMethod(client: Data, header: RequestHeader, method: String, caller: BusIdentity?, trace: TraceContext) {
         let payload: Data?
         switch method {
+        case BrokerProtocol.security.name:
+            if let caller, caller.role != .operator {
+                replyError(client, service: BrokerProtocol.serviceName, id: header.id,
+                           .permissionDenied("broker.\(BrokerProtocol.security.name) is for operators; this key is \(caller)"), trace: trace)
+                return
+            }
+            payload = try? WireCoding.encode(securityStatus)
         case "_health":
             payload = try? WireCoding.encode(HealthStatus(status: .serving))
         case "_describe":
             let description = ServiceDescription(
                 service: BrokerProtocol.serviceName,
-                methods: [Reserved.health(BrokerProtocol.serviceName), Reserved.describe(BrokerProtocol.serviceName)],
+                methods: [Reserved.health(BrokerProtocol.serviceName), Reserved.describe(BrokerProtocol.serviceName), BrokerProtocol.security],
                 topics: [BrokerProtocol.rpc])
             payload = try? WireCoding.encode(description)
         default:
@@ -427,7 +474,7 @@ extension BrokerLoop {
         }
         guard let payload else {
             replyError(client, service: BrokerProtocol.serviceName, id: header.id,
-                       .unimplemented("the broker answers only _health and _describe; mmi.service and mmi.services are services of their own"),
+                       .unimplemented("the broker answers only _health, _describe and security; mmi.service and mmi.services are services of their own"),
                        trace: trace)
             return
         }

@@ -12,7 +12,10 @@ final class BrokerLoop {
     private let context: ZMQContext
     let router: ZMQSocket
     private let xsub: ZMQSocket
-    private let xpub: ZMQSocket
+    let xpub: ZMQSocket
+    /// The ZAP handler (RFC 27) that checks each CURVE handshake against the allowlist; nil
+    /// while security is off.
+    let zap: ZMQSocket?
     private let forwardFrame = ZMQFrame(Data())
     /// The message being routed: received into, and sent on from, the same parts every time.
     let message = ZMQMultipart()
@@ -30,6 +33,9 @@ final class BrokerLoop {
     /// Bytes of requests waiting in service queues, all clients together.
     @exclusivity(unchecked) var queuedBytes = 0
     @exclusivity(unchecked) var slowConsumers = SlowConsumers()
+    /// Who may do what: nil while security is off, when every peer may do everything.
+    @exclusivity(unchecked) var access: BrokerAccess?
+    @exclusivity(unchecked) var refusals = Refusals()
     /// Clients cut off during the current pass of the loop, whose queued requests are dropped
     /// after it (not while the code that found them is walking a queue).
     private var clientsCutOff: [Data] = []
@@ -50,14 +56,26 @@ final class BrokerLoop {
     /// The endpoints actually bound (ports resolved), in connectable form.
     let boundEndpoints: Broker.Endpoints
 
-    init(configuration: BrokerConfiguration, logger: Logger) throws(ZMQError) {
+    init(configuration: BrokerConfiguration, access: BrokerAccess?, logger: Logger) throws(ZMQError) {
         self.configuration = configuration
+        self.access = access
         self.logger = logger
         tracer = RPCTracer(instance: configuration.instance)
         workerLiveness = configuration.heartbeatInterval * configuration.heartbeatLiveness
         context = try ZMQContext()
         var opened: [ZMQSocket] = []
         do {
+            // Bound before the CURVE servers, so that no handshake finds no handler: libzmq
+            // admits every key when nothing listens here.
+            var zap: ZMQSocket?
+            if configuration.curveServerKeys != nil {
+                let handler = try ZMQSocket(context: context, type: .router)
+                opened.append(handler)
+                try handler.bind(Self.zapEndpoint)
+                zap = handler
+            }
+            self.zap = zap
+
             let router = try ZMQSocket(context: context, type: .router)
             opened.append(router)
             try router.set(.routerMandatory, 1)
@@ -85,6 +103,8 @@ final class BrokerLoop {
             // it is at least `curveHandshakeBytes` there.
             let subscriptionLimit = configuration.maxSubscriptionBytes + Self.subscriptionFrameOverhead
             try xpub.setMaxMessageSize(Int64(configuration.curveServerKeys == nil ? subscriptionLimit : max(subscriptionLimit, Self.curveHandshakeBytes)))
+            // With security on, the broker admits each subscription itself, by its sender's key.
+            if configuration.curveServerKeys != nil { try xpub.set(.xpubManual, 1) }
             try Self.secure(xpub, configuration)
             try xpub.bind(configuration.subBind)
 
@@ -102,11 +122,16 @@ final class BrokerLoop {
         nextHeartbeat = clock.now + configuration.heartbeatInterval
     }
 
-    /// Makes `socket` a CURVE server when the broker has keys. Without a ZAP handler in the
-    /// context, libzmq admits every client key: traffic is encrypted, callers not yet checked.
+    /// Where libzmq sends a context's ZAP requests (RFC 27).
+    static let zapEndpoint = "inproc://zeromq.zap.01"
+    static let zapDomain = "studybus"
+
+    /// Makes `socket` a CURVE server when the broker has keys; the ZAP handler checks each
+    /// handshake.
     private static func secure(_ socket: ZMQSocket, _ configuration: BrokerConfiguration) throws(ZMQError) {
         guard let keys = configuration.curveServerKeys else { return }
         try socket.makeCurveServer(secretKey: keys.secretKey.bytes)
+        try socket.set(.zapDomain, Array(zapDomain.utf8))
     }
 
     /// `tcp://0.0.0.0:5555` becomes `tcp://127.0.0.1:5555`, which a local client can connect to.
@@ -115,21 +140,23 @@ final class BrokerLoop {
             .replacingOccurrences(of: "://[::]:", with: "://127.0.0.1:")
     }
 
-    /// Runs until `stopRequested` answers true after a wake-up of `wakeup`.
-    func run(wakeup: EventFD, stopRequested: () -> Bool) {
+    /// Runs until `stopRequested` answers true after a wake-up of `wakeup`; reloads the
+    /// allowlist when `takeReloadRequest` answers true after one.
+    func run(wakeup: EventFD, stopRequested: () -> Bool, takeReloadRequest: () -> Bool) {
         var poller = ZMQPoller()
         poller.add(router)
         poller.add(xsub)
         poller.add(xpub)
         poller.add(fileDescriptor: wakeup.fileDescriptor)
+        if let zap { poller.add(zap) }
         logger.info("broker listening", metadata: [
             "rpc": "\(boundEndpoints.rpc)", "pub": "\(boundEndpoints.pub)", "sub": "\(boundEndpoints.sub)",
             "heartbeatMs": "\(configuration.heartbeatInterval.components.seconds * 1000 + configuration.heartbeatInterval.components.attoseconds / 1_000_000_000_000_000)",
             "libzmq": "\(ZMQContext.libraryVersion)",
             "curve": "\(configuration.curveServerKeys.map { "on, public key \($0.publicKey)" } ?? "off")",
         ])
-        if configuration.curveServerKeys != nil {
-            logger.warning("CURVE encrypts the bus, but this broker admits every client key: it does not check an allowlist yet")
+        if let access {
+            logger.info("bus security on: admitting the keys of the allowlist", metadata: ["allowlist": "\(access.path)", "keys": "\(access.keyCount)"])
         }
         while !stopRequested() {
             let now = clock.now
@@ -143,7 +170,11 @@ final class BrokerLoop {
                 logger.critical("poll failed; broker stopping", metadata: ["error": "\(error)"])
                 break
             }
-            if poller.isReadable(3) { wakeup.drain() }
+            if poller.isReadable(3) {
+                wakeup.drain()
+                if takeReloadRequest() { reloadAllowlist() }
+            }
+            if zap != nil && poller.isReadable(4) { answerHandshakes() }
             if poller.isReadable(0) { readRouter() }
             if poller.isReadable(1) { forwardEvents() }
             if poller.isReadable(2) { readSubscriptions() }
@@ -170,6 +201,7 @@ final class BrokerLoop {
         router.close()
         xsub.close()
         xpub.close()
+        zap?.close()
         context.terminate()
         logger.info("broker stopped")
     }
@@ -252,6 +284,13 @@ final class BrokerLoop {
             do {
                 guard try xsub.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
                 var more = xsub.frameHasMore(frame)
+                if access != nil && !mayPublish(frame) {
+                    while more {
+                        _ = try xsub.receive(into: frame, flags: 0)
+                        more = xsub.frameHasMore(frame)
+                    }
+                    continue
+                }
                 try xpub.send(frame: frame, more: more)
                 while more {
                     _ = try xsub.receive(into: frame, flags: 0)
@@ -275,7 +314,11 @@ final class BrokerLoop {
                 return
             }
             let wasEnabled = tracer.isEnabled
-            frame.withUnsafeBytes { tracer.apply(subscriptionMessage: $0) }
+            if access == nil {
+                frame.withUnsafeBytes { tracer.apply(subscriptionMessage: $0, from: .trusted) }
+            } else {
+                admitSubscription(frame)
+            }
             if tracer.isEnabled != wasEnabled {
                 logger.info(tracer.isEnabled ? "bus.rpc tracing on (a subscriber listens)" : "bus.rpc tracing off")
             }
