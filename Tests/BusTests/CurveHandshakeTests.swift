@@ -84,7 +84,7 @@ final class CurveEchoServer: Sendable {
             while (try? message.receive(from: router, dontWait: true)) == true {
                 // routing id, empty, MDPC01, service, method, header, payload
                 guard message.count >= 7 else { continue }
-                let userID = message.property(.userID, of: 0) ?? "(none)"
+                let userID = message.property(.userID, of: 1) ?? "(none)"
                 requests.withLock { $0.append(userID) }
                 let id = (try? RequestHeader.decode(message.data(5)).id) ?? ""
                 _ = try? router.send([message.data(0), Data(), Data(MDP.client.utf8), message.data(3), ReplyHeader(id: id).encoded(),

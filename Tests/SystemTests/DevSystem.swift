@@ -35,15 +35,18 @@ final class DevSystem: Sendable {
             environment["BUS_\(name)"] = "tcp://127.0.0.1:\(port)"
             environment["BUS_\(name)_BIND"] = "tcp://127.0.0.1:\(port)"
         }
+        // The system runs as users run it, with bus security on: `up` makes the keys, and the
+        // test's client is an operator with busctl's key (it acts for each flow's user).
+        try await script("dev", ["up"] + services, data: data, environment: environment)
         var configuration = BusConfiguration(source: "system-test")
         configuration.rpcEndpoint = "tcp://127.0.0.1:\(rpc)"
         configuration.pubEndpoint = "tcp://127.0.0.1:\(pub)"
         configuration.subEndpoint = "tcp://127.0.0.1:\(sub)"
         configuration.heartbeatInterval = .milliseconds(500)
         configuration.reconnectMaximumDelay = .milliseconds(500)
-        let system = DevSystem(data: data, environment: environment, client: try Bus(configuration: configuration, logger: testLogger("system-test")))
-        try await system.dev(["up"] + services)
-        return system
+        let keys = data.appending(path: "keys").path
+        configuration.security = try BusSecurity.fromEnvironment(["BUS_KEY": "\(keys)/busctl.key_secret", "BUS_BROKER_KEY": "\(keys)/broker.key"])
+        return DevSystem(data: data, environment: environment, client: try Bus(configuration: configuration, logger: testLogger("system-test")))
     }
 
     private init(data: URL, environment: [String: String], client: Bus) {
@@ -81,8 +84,15 @@ final class DevSystem: Sendable {
     /// output and error), or throws with it if the script fails.
     @discardableResult
     func script(_ name: String, _ arguments: [String] = [], timeout: Duration = .seconds(90)) async throws -> String {
+        try await Self.script(name, arguments, data: data, environment: environment, timeout: timeout)
+    }
+
+    @discardableResult
+    private static func script(
+        _ name: String, _ arguments: [String], data: URL, environment: [String: String], timeout: Duration = .seconds(90)
+    ) async throws -> String {
         let log = data.appending(path: "\(name)-\(UUID().uuidString.prefix(8)).out")
-        let script = Self.repository.appending(path: "scripts/\(name)").path
+        let script = repository.appending(path: "scripts/\(name)").path
         let process = try ChildProcess(executable: "/bin/bash", arguments: [script] + arguments, environment: environment, logFile: log.path)
         let status = await process.waitForExit(timeout: timeout)
         let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""

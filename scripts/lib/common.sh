@@ -10,9 +10,8 @@ VENV="$ROOT/.build-venv"
 # tests choose their own keys.
 use_dev_keys() {
     KEYS="$DATA/keys"
-    # Bus security of the local system. Stays off until the broker checks its allowlist and
-    # stamps callers (issue 22, the broker's half): then `off` becomes `on` on this one line.
-    export BUS_SECURITY="${BUS_SECURITY:-off}"
+    # Bus security of the local system: on unless BUS_SECURITY=off is set explicitly.
+    export BUS_SECURITY="${BUS_SECURITY:-on}"
     export BUS_KEY="${BUS_KEY:-$KEYS/busctl.key_secret}" BUS_BROKER_KEY="${BUS_BROKER_KEY:-$KEYS/broker.key}"
 }
 

@@ -9,7 +9,7 @@ import Wire
 /// | role | serve (READY) | publish | subscribe |
 /// |---|---|---|---|
 /// | `service NAME` | `NAME` only | the topics NAME's contract declares | declared topics, exactly |
-/// | `operator` | nothing | nothing | anything, `bus.rpc` included |
+/// | `operator` | nothing | anything | anything, `bus.rpc` included |
 /// | `edge` | nothing | nothing | declared topics, exactly; one `ai.stream.<id>` |
 /// | `user` | nothing | nothing | nothing (its events reach it through the edge) |
 ///
@@ -71,6 +71,7 @@ struct BrokerAccess {
 
     /// Why `identity` may not publish on `topic`, if it may not.
     func publishRefusal(_ identity: BusIdentity, topic: UnsafeRawBufferPointer) -> String? {
+        if identity.role == .operator { return nil }
         guard identity.role == .service, let name = identity.name else {
             return "\(identity.role.withArticle) key may not publish events"
         }

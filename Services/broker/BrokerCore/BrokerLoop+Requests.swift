@@ -86,7 +86,7 @@ extension BrokerLoop {
                 return
             }
             if let refusal = BrokerAccess.userRefusal(identity, user: header.user) {
-                refuse(.call, key: message.property(.userID, of: 0) ?? "", identity: identity, refusal, ["service": "\(service)", "method": "\(request.methodName)"])
+                refuse(.call, key: senderUserID ?? "", identity: identity, refusal, ["service": "\(service)", "method": "\(request.methodName)"])
                 replyError(client, service: service, id: header.id, .permissionDenied("\(refusal): this key is \(identity)"), trace: request.trace)
                 return
             }
@@ -300,7 +300,7 @@ extension BrokerLoop {
             return disconnect(sender, reason: "READY for a reserved or invalid service name '\(name)'")
         }
         if access != nil, let identity = senderIdentity(), let refusal = BrokerAccess.readyRefusal(identity, service: name) {
-            refuse(.ready, key: message.property(.userID, of: 0) ?? "", identity: identity, refusal, ["service": "\(Self.printable(Data(name.utf8)))"])
+            refuse(.ready, key: senderUserID ?? "", identity: identity, refusal, ["service": "\(Self.printable(Data(name.utf8)))"])
             return disconnect(sender, reason: refusal)
         }
         var credit = 1

@@ -69,7 +69,8 @@ extension BrokerLoop {
     /// The identity of the key that sent a message whose metadata gives `userID`. nil means a
     /// key no longer listed (counted and logged as revoked).
     func identity(userID: String?) -> BusIdentity? {
-        guard let userID, let access else { return nil }
+        guard let access else { return nil }
+        guard let userID else { return nil }
         if let identity = access.identity(userID: userID) { return identity }
         refuse(.revoked, key: userID, identity: nil, "the key is no longer in the allowlist")
         return nil
@@ -144,7 +145,14 @@ extension BrokerLoop {
     /// The identity of the connection `message` came on; nil (and answered, or dropped for a
     /// worker) when security is on and its key is no longer listed.
     func senderIdentity() -> BusIdentity? {
-        identity(userID: message.property(.userID, of: 0))
+        identity(userID: senderUserID)
+    }
+
+    /// The `User-Id` of the connection `message` came on. Read from the delimiter frame, which
+    /// came off the wire: libzmq 4.3.4's ROUTER does not always copy the connection's metadata
+    /// to the routing-id frame it makes itself.
+    var senderUserID: String? {
+        message.count > 1 ? message.property(.userID, of: 1) : nil
     }
 
     /// The security counters and allowlist, for the broker's `security` method.
