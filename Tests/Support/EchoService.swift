@@ -103,14 +103,21 @@ public struct EchoWorld {
     public let client: Bus
     public let hostTask: Task<Void, any Error>
     public let gauge: ConcurrencyGauge
+    /// Keys made for this world alone, removed when it stops.
+    var ownKeys: TestKeys?
 
     /// With `keys`, the broker, the service and the client use CURVE (keys `echo`, listed as
-    /// `service echo`, and `client`, listed as an operator).
+    /// `service echo`, and `client`, listed as an operator). Without, they do too when
+    /// `STUDYBUS_TEST_BUS_SECURITY=on`: scripts/test runs the call tests once more that way.
     public static func start(credit: Int = 16, keys: TestKeys? = nil) async throws -> EchoWorld {
+        let ownKeys = keys == nil && ProcessInfo.processInfo.environment["STUDYBUS_TEST_BUS_SECURITY"] == "on" ? try TestKeys() : nil
+        let keys = keys ?? ownKeys
         // The keys are listed before the broker reads the allowlist.
         let securities = try keys.map { (try $0.service("echo"), try $0.operator("client")) }
         let (broker, endpoints) = try await startBroker(keys: keys)
-        return try await start(broker: broker, endpoints: endpoints, credit: credit, security: securities)
+        var world = try await start(broker: broker, endpoints: endpoints, credit: credit, security: securities)
+        world.ownKeys = ownKeys
+        return world
     }
 
     /// The echo service and a client on an already running broker (stopped with the world).
@@ -146,6 +153,7 @@ public struct EchoWorld {
         await client.shutdown()
         await serviceBus.shutdown()
         await broker.stop()
+        ownKeys?.remove()
     }
 }
 
