@@ -39,6 +39,13 @@ func configuration(_ options: Options, source: String) -> BusConfiguration {
     // The publisher outruns the subscriber: at shutdown it must flush what is queued rather than
     // drop it after the default half second, or the tail of a run is counted as lost.
     configuration.shutdownLinger = .seconds(60)
+    // BUS_SECURITY, BUS_KEY, BUS_BROKER_KEY: scripts/bench-bus's encrypted rounds set them.
+    do {
+        configuration.security = try BusSecurity.fromEnvironment(ProcessInfo.processInfo.environment)
+    } catch {
+        print("bus-bench: \(error.message)")
+        exit(2)
+    }
     return configuration
 }
 

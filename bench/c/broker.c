@@ -128,6 +128,9 @@ int main(int argc, char **argv) {
     set_hwm(router, hwm);
     set_hwm(xsub, hwm);
     set_hwm(xpub, hwm);
+    curve_server(router);
+    curve_server(xsub);
+    curve_server(xpub);
     if (zmq_bind(router, argv[1]) || zmq_bind(xsub, argv[2]) || zmq_bind(xpub, argv[3])) {
         fprintf(stderr, "c-broker: bind failed: %s\n", zmq_strerror(zmq_errno()));
         return 1;

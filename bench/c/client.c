@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
     void *context = zmq_ctx_new();
     void *dealer = zmq_socket(context, ZMQ_DEALER);
     set_hwm(dealer, 1000000);
+    curve_client(dealer);
     zmq_connect(dealer, argv[1]);
     for (long i = 0; i < 500; i++) { send_request(dealer, i); receive_reply(dealer); }
     if (strcmp(argv[2], "lockstep") == 0) {

@@ -15,6 +15,27 @@
 
 #define MAX_FRAMES 12
 
+/* CURVE from the environment, as scripts/bench-bus sets it for its encrypted rounds (keys as
+ * 40 characters of Z85): a server with BENCH_CURVE_SERVER_SECRET; a client with
+ * BENCH_CURVE_SERVER (the broker's public key), BENCH_CURVE_PUBLIC and BENCH_CURVE_SECRET.
+ * Unset, the socket stays plain TCP. Call before bind or connect. The C broker has no ZAP
+ * handler: it encrypts, and admits every key. */
+static inline void curve_server(void *socket) {
+    const char *secret = getenv("BENCH_CURVE_SERVER_SECRET");
+    if (!secret) return;
+    int one = 1;
+    zmq_setsockopt(socket, ZMQ_CURVE_SERVER, &one, sizeof one);
+    zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, secret, 40);
+}
+
+static inline void curve_client(void *socket) {
+    const char *server = getenv("BENCH_CURVE_SERVER"), *public_key = getenv("BENCH_CURVE_PUBLIC"), *secret = getenv("BENCH_CURVE_SECRET");
+    if (!server || !public_key || !secret) return;
+    zmq_setsockopt(socket, ZMQ_CURVE_SERVERKEY, server, 40);
+    zmq_setsockopt(socket, ZMQ_CURVE_PUBLICKEY, public_key, 40);
+    zmq_setsockopt(socket, ZMQ_CURVE_SECRETKEY, secret, 40);
+}
+
 typedef struct {
     zmq_msg_t parts[MAX_FRAMES];
     int count;

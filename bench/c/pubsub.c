@@ -10,6 +10,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "pub") == 0) {
         void *pub = zmq_socket(context, ZMQ_PUB);
         set_hwm(pub, 1000000);
+        curve_client(pub);
         zmq_connect(pub, argv[2]);
         usleep(300000);
         int size = atoi(argv[4]);
@@ -31,6 +32,7 @@ int main(int argc, char **argv) {
     int timeout = 10000;
     zmq_setsockopt(sub, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
     zmq_setsockopt(sub, ZMQ_SUBSCRIBE, "bench.", 6);
+    curve_client(sub);
     zmq_connect(sub, argv[2]);
     printf("READY\n");
     fflush(stdout);

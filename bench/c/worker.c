@@ -7,6 +7,7 @@ int main(int argc, char **argv) {
     void *context = zmq_ctx_new();
     void *dealer = zmq_socket(context, ZMQ_DEALER);
     set_hwm(dealer, 1000000);
+    curve_client(dealer);
     zmq_connect(dealer, argv[1]);
     const char *credit = argc > 2 ? argv[2] : "128";
     send_bytes(dealer, "", 0, 1);
