@@ -64,7 +64,7 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 2 else {
-    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe|codec [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1] [--method echo|echo.task] [--client blocking|async] [--name N]")
+    print("usage: bus-bench worker|lockstep|pipelined|publish|subscribe|codec [--rpc E] [--pub E] [--sub E] [--calls N] [--count N] [--size B] [--inflight N] [--credit N] [--decode 1] [--method echo|echo.task] [--client blocking|async] [--name N] [--topic T]")
     exit(64)
 }
 let options = Options(arguments.dropFirst(2))
@@ -149,7 +149,7 @@ case "pipelined":
 case "publish":
     let bus = try Bus(configuration: configuration(options, source: "bench-pub"), logger: logger)
     let count = options.int("count", 500_000), size = options.int("size", 100)
-    let topic = Topic<BenchBody>(service: "bench", "bench.event", "A benchmark event.")
+    let topic = Topic<BenchBody>(service: "bench", options.string("topic", "bench.event"), "A benchmark event.")
     let payload = body(size: size, n: 0)
     let encoded = try WireCoding.encode(payload)
     for _ in 0..<count { try bus.publish(topic: topic.name, payload: encoded) }
@@ -160,8 +160,8 @@ case "subscribe":
     let bus = try Bus(configuration: configuration(options, source: "bench-sub"), logger: logger)
     let count = options.int("count", 500_000), decode = options.int("decode", 0) == 1
     let name = options.string("name", "pubsub")
-    let topic = Topic<BenchBody>(service: "bench", "bench.event", "A benchmark event.")
-    let subscription = try bus.subscribe(["bench."])
+    let topic = Topic<BenchBody>(service: "bench", options.string("topic", "bench.event"), "A benchmark event.")
+    let subscription = try bus.subscribe([options.values["topic"] ?? "bench."])
     print("READY")
     fflush(nil)
     var received = 0, missed: Int64 = 0, decodeFailures = 0

@@ -136,7 +136,16 @@ public final class Outbox: Service, Sendable {
                 }
                 guard let last = events.last else { return }
                 for row in events {
-                    try publisher.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
+                    do {
+                        try publisher.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
+                    } catch let error as BusError where error.code == .resourceExhausted {
+                        // Larger than the broker takes from publishers: it can never go out live,
+                        // and retrying it would hold back every event after it. It stays in the
+                        // outbox, so a durable consumer sees the gap in seq and replays it.
+                        logger.error("outbox event too large to publish; skipped live, kept for _events.replay", metadata: [
+                            "seq": "\(row.seq)", "topic": "\(row.topic)", "error": "\(error.message)",
+                        ])
+                    }
                 }
                 cursor.published = last.seq
             }

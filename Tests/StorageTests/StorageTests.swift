@@ -16,6 +16,12 @@ struct NoteAdded: Codable, Sendable, Equatable {
 let noteAdded = Topic<NoteAdded>(service: "notes", "note.added", "A note was added.")
 let noteOther = Topic<NoteAdded>(service: "notes", "other.thing", "Something the consumer ignores.")
 
+struct NoteText: Codable, Sendable, Equatable {
+    var text: String
+}
+
+let noteText = Topic<NoteText>(service: "notes", "note.text", "A note's text.")
+
 func temporaryDirectory() throws -> URL {
     let url = FileManager.default.temporaryDirectory.appending(path: "studybus-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
@@ -130,6 +136,31 @@ struct StorageTests {
         publisher.cancel()
         _ = try? await publisher.value
         events.cancel()
+        await listener.shutdown()
+        await bus.shutdown()
+        await broker.stop()
+    }
+
+    @Test("an event too large to publish is skipped live, not retried forever: the next ones go out, replay still has it")
+    func oversizedEventSkipped() async throws {
+        let (broker, endpoints) = try await startBroker()
+        var configuration = busConfiguration(endpoints, source: "notes")
+        configuration.maxEventBytes = 1024
+        let bus = try Bus(configuration: configuration, logger: testLogger("notes"))
+        let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
+        let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
+        let events = EventCollector(try listener.subscribe([noteText.name, noteAdded.name]))
+        try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the broker
+        try await producer.database.pool.write { db in
+            try Outbox.append(db, noteText, NoteText(text: String(repeating: "x", count: 4096)), user: "u1")
+        }
+        try producer.add(1...2)
+        try await eventually("the events after the large one published") { events.all.count == 2 }
+        #expect(events.all.map(\.header.seq) == [2, 3])
+        let replayed = try await listener.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0))
+        #expect(replayed.events.map(\.topic) == [noteText.name, noteAdded.name, noteAdded.name])
+        events.cancel()
+        await producer.stop()
         await listener.shutdown()
         await bus.shutdown()
         await broker.stop()
