@@ -236,6 +236,7 @@ let package = Package(
             path: "Tests/StoreTests"
         ),
         .testTarget(name: "SystemTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/SystemTests"),
+        .testTarget(name: "MultiHostTests", dependencies: ["Bus", "Wire", "Contracts", "TestSupport"], path: "Tests/MultiHostTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",

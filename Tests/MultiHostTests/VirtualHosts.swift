@@ -1,0 +1,161 @@
+import Foundation
+import Glibc
+import Synchronization
+import TestSupport
+
+/// Several hosts on one machine: a Linux network namespace per host, each with its own address
+/// on a bridge (in a namespace of its own, so the machine's network is not touched), and the
+/// test process attached to the same bridge. Processes started on a host talk to the others
+/// over a real, if virtual, network, where faults can be injected: a host that vanishes without
+/// a FIN or RST (iptables DROP), a link that is down, delay and loss (tc netem).
+///
+/// Needs root (CI and the development machines run tests as root) and iproute2 and iptables
+/// (scripts/requirements/apt). ``remove()`` deletes every namespace it made, and with them
+/// their links; a network left behind by a test that crashed is removed by the next one that
+/// takes its number.
+final class VirtualHosts: Sendable {
+    /// The network's number: its subnet is 10.77.N.0/24 and its names start with `sbN`.
+    let number: Int
+    private let hosts: [String]
+    private let processes = Mutex<[ChildProcess]>([])
+
+    /// Where the test process is on the network.
+    var testAddress: String { "10.77.\(number).254" }
+
+    /// Makes a network with `hosts` (host `i` of the list gets address 10.77.N.(i+1)).
+    init(hosts: [String]) throws {
+        precondition(!hosts.isEmpty && hosts.count < 200)
+        number = Int.random(in: 1...250)
+        self.hosts = hosts
+        Self.removeNamespaces(prefix: "sb\(number)-")
+        do {
+            try Self.ip("netns", "add", switchNamespace)
+            try Self.ip("-n", switchNamespace, "link", "add", "br0", "type", "bridge")
+            try Self.ip("-n", switchNamespace, "link", "set", "br0", "up")
+            for (index, host) in hosts.enumerated() {
+                let namespace = namespace(host)
+                try Self.ip("netns", "add", namespace)
+                try attach(name: "sb\(number)h\(index)", into: namespace, address: address(host))
+                try Self.ip("-n", namespace, "link", "set", "lo", "up")
+            }
+            try attach(name: "sb\(number)t", into: nil, address: testAddress)
+        } catch {
+            remove()
+            throw error
+        }
+    }
+
+    private var switchNamespace: String { "sb\(number)-net" }
+
+    /// The namespace of `host`.
+    func namespace(_ host: String) -> String { "sb\(number)-\(host)" }
+
+    /// The address of `host`.
+    func address(_ host: String) -> String {
+        guard let index = hosts.firstIndex(of: host) else { preconditionFailure("no host \(host)") }
+        return "10.77.\(number).\(index + 1)"
+    }
+
+    /// A veth pair: `name` in `namespace` (the test's own when nil) as eth0 with `address`, its
+    /// peer on the bridge.
+    private func attach(name: String, into namespace: String?, address: String) throws {
+        let peer = name + "p"
+        try Self.ip("link", "add", name, "type", "veth", "peer", "name", peer)
+        try Self.ip("link", "set", peer, "netns", switchNamespace)
+        try Self.ip("-n", switchNamespace, "link", "set", peer, "master", "br0", "up")
+        if let namespace {
+            try Self.ip("link", "set", name, "netns", namespace)
+            try Self.ip("-n", namespace, "link", "set", name, "name", "eth0")
+            try Self.ip("-n", namespace, "addr", "add", "\(address)/24", "dev", "eth0")
+            try Self.ip("-n", namespace, "link", "set", "eth0", "up")
+        } else {
+            try Self.ip("addr", "add", "\(address)/24", "dev", name)
+            try Self.ip("link", "set", name, "up")
+        }
+    }
+
+    /// Starts `executable` on `host` with `environment` added to the test's; its output goes to
+    /// `logFile`. Stopped by ``remove()`` if still running.
+    @discardableResult
+    func start(on host: String, _ executable: String, environment: [String: String], logFile: String) throws -> ChildProcess {
+        // `ip netns exec` enters the namespace and then execs the program: the pid is the program's.
+        let process = try ChildProcess(executable: Self.ipPath, arguments: ["netns", "exec", namespace(host), executable],
+                                       environment: environment, logFile: logFile)
+        processes.withLock { $0.append(process) }
+        return process
+    }
+
+    // MARK: Faults
+
+    /// `host` vanishes from the network without closing anything: every packet in and out is
+    /// dropped, so its peers see no FIN or RST and learn of it only by their heartbeats.
+    func cut(_ host: String) throws {
+        for (chain, direction) in [("INPUT", "-i"), ("OUTPUT", "-o")] {
+            try Self.run(Self.ipPath, "netns", "exec", namespace(host), "iptables", "-A", chain, direction, "eth0", "-j", "DROP")
+        }
+    }
+
+    /// Undoes ``cut(_:)``.
+    func heal(_ host: String) throws {
+        for chain in ["INPUT", "OUTPUT"] { try Self.run(Self.ipPath, "netns", "exec", namespace(host), "iptables", "-F", chain) }
+    }
+
+    /// Applies a netem discipline to `host`'s link, e.g. `["delay", "200ms", "loss", "5%"]`.
+    func netem(_ host: String, _ arguments: [String]) throws {
+        try Self.run([Self.ipPath, "netns", "exec", namespace(host), "tc", "qdisc", "replace", "dev", "eth0", "root", "netem"] + arguments)
+    }
+
+    // MARK: Cleaning up
+
+    /// Stops the processes started on the hosts and deletes every namespace of the network.
+    func remove() {
+        let started = processes.withLock { $0 }
+        for process in started {
+            process.send(SIGKILL)
+            _ = waitpid(process.pid, nil, 0)
+        }
+        Self.removeNamespaces(prefix: "sb\(number)-")
+    }
+
+    private static func removeNamespaces(prefix: String) {
+        let listed = (try? output(ipPath, "netns", "list")) ?? ""
+        for line in listed.split(separator: "\n") {
+            let name = String(line.split(separator: " ").first ?? "")
+            if name.hasPrefix(prefix) { try? run(ipPath, "netns", "del", name) }
+        }
+    }
+
+    // MARK: Commands
+
+    static let ipPath = "/usr/sbin/ip"
+
+    private static func ip(_ arguments: String...) throws { try run([ipPath] + arguments) }
+
+    static func run(_ arguments: String...) throws { try run(arguments) }
+
+    static func run(_ arguments: [String]) throws { _ = try output(arguments) }
+
+    static func output(_ arguments: String...) throws -> String { try output(arguments) }
+
+    /// Runs a command to its end; its output, or an error with what it said.
+    static func output(_ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: arguments[0])
+        process.arguments = Array(arguments.dropFirst())
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        guard process.terminationStatus == 0 else { throw CommandFailed(command: arguments.joined(separator: " "), output: text) }
+        return text
+    }
+
+    struct CommandFailed: Error, CustomStringConvertible {
+        let command: String
+        let output: String
+        var description: String { "\(command) failed: \(output)" }
+    }
+}
