@@ -143,6 +143,22 @@ public final class ZMQSocket {
         try set(.curveSecretKey, secretKey)
     }
 
+    /// ZMTP heartbeats (RFC 37): a PING every `interval` on each connection, which is closed
+    /// when nothing arrives on it for `timeout` (a connecting socket then connects again), and
+    /// the peer is asked to close it after `timeout` too. So a connection whose far end
+    /// vanished without closing it — a half-open TCP connection — is noticed even on a socket
+    /// that sends nothing (a subscriber), and no connection sits idle long enough for a load
+    /// balancer's idle cut.
+    public func setHeartbeat(interval: Duration, timeout: Duration) throws(ZMQError) {
+        func milliseconds(_ duration: Duration) -> Int32 {
+            Int32(clamping: duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000)
+        }
+        try set(ZMQIntOption(raw: ZMQ_HEARTBEAT_IVL), milliseconds(interval))
+        try set(ZMQIntOption(raw: ZMQ_HEARTBEAT_TIMEOUT), milliseconds(timeout))
+        // The TTL travels in tenths of a second in 16 bits.
+        try set(ZMQIntOption(raw: ZMQ_HEARTBEAT_TTL), min(milliseconds(timeout), 6_553_500))
+    }
+
     /// Adds a prefix subscription (SUB sockets); the empty prefix receives everything.
     public func subscribe(_ prefix: String) throws(ZMQError) {
         try setBytes(ZMQ_SUBSCRIBE, Array(prefix.utf8), name: "ZMQ_SUBSCRIBE")

@@ -14,6 +14,8 @@ private struct TwoHosts {
     let keys: TestKeys
     let client: Bus
     let logs: String
+    let brokerEnvironment: [String: String]
+    let brokerProcess: ChildProcess
 
     static let heartbeatMs = 500
 
@@ -27,12 +29,12 @@ private struct TwoHosts {
             let endpoints = ["BUS_RPC": "tcp://\(broker):5555", "BUS_PUB": "tcp://\(broker):5556", "BUS_SUB": "tcp://\(broker):5557"]
             let common = ["BUS_HEARTBEAT_MS": String(heartbeatMs), "LOG_LEVEL": "info", "BUS_BROKER_KEY": keys.publicPath("broker"), "BUS_SECURITY": "on"]
             let logs = keys.directory
-            try network.start(
-                on: "broker", builtProductsDirectory.appending(path: "broker").path,
-                environment: common.merging([
-                    "BUS_KEY": keys.secretPath("broker"), "BUS_ALLOWLIST": keys.allowlistPath, "BUS_RPC_BIND": "tcp://\(broker):5555",
-                    "BUS_PUB_BIND": "tcp://\(broker):5556", "BUS_SUB_BIND": "tcp://\(broker):5557",
-                ]) { $1 }, logFile: "\(logs)/broker.log")
+            let brokerEnvironment = common.merging([
+                "BUS_KEY": keys.secretPath("broker"), "BUS_ALLOWLIST": keys.allowlistPath, "BUS_RPC_BIND": "tcp://\(broker):5555",
+                "BUS_PUB_BIND": "tcp://\(broker):5556", "BUS_SUB_BIND": "tcp://\(broker):5557",
+            ]) { $1 }
+            let brokerProcess = try network.start(
+                on: "broker", builtProductsDirectory.appending(path: "broker").path, environment: brokerEnvironment, logFile: "\(logs)/broker.log")
             try network.start(
                 on: "data", builtProductsDirectory.appending(path: "timer-ticker").path,
                 environment: common.merging(endpoints) { $1 }.merging(["BUS_KEY": keys.secretPath("timer-ticker"), "DATA_DIR": "\(logs)/timer-ticker"]) { $1 },
@@ -45,7 +47,7 @@ private struct TwoHosts {
             configuration.reconnectMaximumDelay = .milliseconds(500)
             configuration.security = clientSecurity
             let client = try Bus(configuration: configuration, logger: testLogger("client"))
-            let hosts = TwoHosts(network: network, keys: keys, client: client, logs: logs)
+            let hosts = TwoHosts(network: network, keys: keys, client: client, logs: logs, brokerEnvironment: brokerEnvironment, brokerProcess: brokerProcess)
             try await eventually("timer-ticker serving across hosts", timeout: .seconds(60)) { await hosts.listTimers(timeout: .seconds(1)) != nil }
             return hosts
         } catch {
@@ -59,6 +61,17 @@ private struct TwoHosts {
     func listTimers(timeout: Duration) async -> [String]? {
         let options = CallOptions(user: "u1", timeout: timeout)
         return try? await client.call(TimerTicker.listTimers, ListTimersRequest(), options: options).timers.map(\.id)
+    }
+
+    /// The broker's host loses power and comes back: the broker is killed while no packet
+    /// leaves the host, the host's network is made anew, and a new broker starts there with
+    /// the same address, ports and keys.
+    func rebootBrokerHost() async throws {
+        try network.cut("broker")
+        brokerProcess.send(SIGKILL)
+        _ = await brokerProcess.waitForExit()
+        try network.reboot("broker")
+        try network.start(on: "broker", builtProductsDirectory.appending(path: "broker").path, environment: brokerEnvironment, logFile: "\(logs)/broker.log")
     }
 
     func stop() async {
@@ -114,6 +127,27 @@ struct PartitionTests {
             #expect(timers == [created.id], "the timer made before the cut is still there")
             let log = (try? String(contentsOfFile: "\(hosts.logs)/timer-ticker.log", encoding: .utf8)) ?? ""
             #expect(!log.contains("stopped on error"), "the service was not restarted: it never stopped")
+        }
+    }
+
+    @Test("a subscriber whose connection went half-open (the broker's host lost power and came back) notices by heartbeats and gets events again")
+    func halfOpenSubscriber() async throws {
+        try await TwoHosts.run { hosts in
+            let events = EventCollector(try hosts.client.subscribe([TimerTicker.timerCreated.name]))
+            try await eventually("the subscription carries events") {
+                _ = try await hosts.client.call(TimerTicker.createTimer, CreateTimerRequest(label: "probe", minutes: 5), options: CallOptions(user: "u1"))
+                return !events.all.isEmpty
+            }
+            // No FIN or RST reaches the subscriber, whose connection now leads nowhere, and a
+            // subscriber sends nothing by itself that would draw an RST.
+            try await hosts.rebootBrokerHost()
+            let before = events.all.count
+            try await eventually("a timer.created after the broker came back", timeout: .seconds(30)) {
+                _ = try? await hosts.client.call(
+                    TimerTicker.createTimer, CreateTimerRequest(label: "after", minutes: 5), options: CallOptions(user: "u1", timeout: .seconds(1)))
+                return events.all.count > before
+            }
+            events.cancel()
         }
     }
 }

@@ -32,11 +32,9 @@ final class VirtualHosts: Sendable {
             try Self.ip("netns", "add", switchNamespace)
             try Self.ip("-n", switchNamespace, "link", "add", "br0", "type", "bridge")
             try Self.ip("-n", switchNamespace, "link", "set", "br0", "up")
-            for (index, host) in hosts.enumerated() {
-                let namespace = namespace(host)
-                try Self.ip("netns", "add", namespace)
-                try attach(name: "sb\(number)h\(index)", into: namespace, address: address(host))
-                try Self.ip("-n", namespace, "link", "set", "lo", "up")
+            for host in hosts {
+                try Self.ip("netns", "add", namespace(host))
+                try connect(host)
             }
             try attach(name: "sb\(number)t", into: nil, address: testAddress)
         } catch {
@@ -60,7 +58,9 @@ final class VirtualHosts: Sendable {
     /// peer on the bridge.
     private func attach(name: String, into namespace: String?, address: String) throws {
         let peer = name + "p"
-        try Self.ip("link", "add", name, "type", "veth", "peer", "name", peer)
+        // A fixed MAC per address, as a real host's NIC has across reboots: peers' ARP caches stay right.
+        let lastOctets = address.split(separator: ".").suffix(2).map { String(format: "%02x", Int($0)!) }.joined(separator: ":")
+        try Self.ip("link", "add", name, "address", "02:77:00:00:\(lastOctets)", "type", "veth", "peer", "name", peer)
         try Self.ip("link", "set", peer, "netns", switchNamespace)
         try Self.ip("-n", switchNamespace, "link", "set", peer, "master", "br0", "up")
         if let namespace {
@@ -98,6 +98,25 @@ final class VirtualHosts: Sendable {
     /// Undoes ``cut(_:)``.
     func heal(_ host: String) throws {
         for chain in ["INPUT", "OUTPUT"] { try Self.run(Self.ipPath, "netns", "exec", namespace(host), "iptables", "-F", chain) }
+    }
+
+    /// `host` restarts as after a power cut: its namespace, and with it every connection its
+    /// kernel knew, is made anew with the same address. Stop its processes first. A peer learns
+    /// of it only when it sends something and gets an RST back.
+    func reboot(_ host: String) throws {
+        // The link first: a namespace's links go with it, but only later, in the kernel's own time.
+        try Self.ip("-n", switchNamespace, "link", "del", linkName(host) + "p")
+        try Self.ip("netns", "del", namespace(host))
+        try Self.ip("netns", "add", namespace(host))
+        try connect(host)
+    }
+
+    private func linkName(_ host: String) -> String { "sb\(number)h\(hosts.firstIndex(of: host)!)" }
+
+    /// Gives `host`'s namespace its link to the bridge and its loopback.
+    private func connect(_ host: String) throws {
+        try attach(name: linkName(host), into: namespace(host), address: address(host))
+        try Self.ip("-n", namespace(host), "link", "set", "lo", "up")
     }
 
     /// Applies a netem discipline to `host`'s link, e.g. `["delay", "200ms", "loss", "5%"]`.

@@ -82,14 +82,14 @@ final class BrokerLoop {
             try router.set(.sendHighWaterMark, configuration.highWaterMark)
             try router.set(.receiveHighWaterMark, configuration.highWaterMark)
             try router.setMaxMessageSize(configuration.maxMessageBytes)
-            try Self.secure(router, configuration)
+            try Self.prepare(router, configuration)
             try router.bind(configuration.rpcBind)
 
             let xsub = try ZMQSocket(context: context, type: .xsub)
             opened.append(xsub)
             try xsub.set(.receiveHighWaterMark, configuration.highWaterMark)
             try xsub.setMaxMessageSize(min(configuration.maxEventBytes, configuration.maxMessageBytes))
-            try Self.secure(xsub, configuration)
+            try Self.prepare(xsub, configuration)
             try xsub.bind(configuration.pubBind)
             // Take every event from every publisher; the XPUB side filters per subscriber.
             try xsub.send(Data([1]), more: false)
@@ -105,7 +105,7 @@ final class BrokerLoop {
             try xpub.setMaxMessageSize(Int64(configuration.curveServerKeys == nil ? subscriptionLimit : max(subscriptionLimit, Self.curveHandshakeBytes)))
             // With security on, the broker admits each subscription itself, by its sender's key.
             if configuration.curveServerKeys != nil { try xpub.set(.xpubManual, 1) }
-            try Self.secure(xpub, configuration)
+            try Self.prepare(xpub, configuration)
             try xpub.bind(configuration.subBind)
 
             self.router = router
@@ -126,9 +126,12 @@ final class BrokerLoop {
     static let zapEndpoint = "inproc://zeromq.zap.01"
     static let zapDomain = "studybus"
 
-    /// Makes `socket` a CURVE server when the broker has keys; the ZAP handler checks each
-    /// handshake.
-    private static func secure(_ socket: ZMQSocket, _ configuration: BrokerConfiguration) throws(ZMQError) {
+    /// Sets ZMTP heartbeats on `socket`, and makes it a CURVE server when the broker has keys;
+    /// the ZAP handler checks each handshake.
+    private static func prepare(_ socket: ZMQSocket, _ configuration: BrokerConfiguration) throws(ZMQError) {
+        // A peer whose host vanished is dropped after the workers' liveness, on every socket: a
+        // subscriber's would otherwise hold up to a high-water mark of events until TCP gives up.
+        try socket.setHeartbeat(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatInterval * configuration.heartbeatLiveness)
         guard let keys = configuration.curveServerKeys else { return }
         try socket.makeCurveServer(secretKey: keys.secretKey.bytes)
         try socket.set(.zapDomain, Array(zapDomain.utf8))

@@ -53,9 +53,7 @@ public final class BlockingClient {
         var socket: ZMQSocket?
         do {
             socket = try ZMQSocket(context: context, type: .dealer)
-            try socket?.set(.sendHighWaterMark, configuration.highWaterMark)
-            try socket?.set(.receiveHighWaterMark, configuration.highWaterMark)
-            if let socket { try configuration.security.apply(to: socket) }
+            if let socket { try configuration.prepare(socket) }
             try socket?.connect(configuration.rpcEndpoint)
             state.socket = socket
         } catch {

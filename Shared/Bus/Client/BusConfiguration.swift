@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Wire
+import ZMQ
 
 /// Where the bus is and how a process behaves on it. ``fromEnvironment(service:_:)`` reads the
 /// variables every StudyBus process understands (`BUS_RPC`, `BUS_PUB`, `BUS_SUB`, `BUS_SECURITY`, …).
@@ -98,6 +99,18 @@ public struct BusConfiguration: Sendable {
         if let bytes = try positive("BROKER_MAX_EVENT_BYTES") { configuration.maxEventBytes = Int64(bytes) }
         if let bytes = try positive("BUS_SUBSCRIPTION_BUFFER_BYTES") { configuration.subscriptionBufferBytes = bytes }
         return configuration
+    }
+
+    /// Sets up a socket towards the broker before it connects: high-water marks, CURVE when
+    /// security is on, and ZMTP heartbeats at the bus's heartbeat interval, so that a
+    /// connection whose far end vanished is closed and made again after the liveness the
+    /// workers use (`heartbeatInterval × heartbeatLiveness`), on every socket, event sockets
+    /// included.
+    func prepare(_ socket: ZMQSocket) throws(ZMQError) {
+        try socket.set(.sendHighWaterMark, highWaterMark)
+        try socket.set(.receiveHighWaterMark, highWaterMark)
+        try security.apply(to: socket)
+        try socket.setHeartbeat(interval: heartbeatInterval, timeout: heartbeatInterval * heartbeatLiveness)
     }
 }
 

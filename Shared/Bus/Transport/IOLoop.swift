@@ -151,9 +151,7 @@ final class IOLoop {
     func makeSocket(_ type: ZMQSocketType, connectTo endpoint: String) throws(ZMQError) -> ZMQSocket {
         let socket = try ZMQSocket(context: context, type: type)
         do {
-            try socket.set(.sendHighWaterMark, configuration.highWaterMark)
-            try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
-            try configuration.security.apply(to: socket)
+            try configuration.prepare(socket)
             try socket.connect(endpoint)
         } catch {
             socket.close()
