@@ -8,19 +8,72 @@ public enum FrequencyKind: String, WireEnum {
     case daily, weekdays
 }
 
+/// ISO 8601 weekdays: 1 Monday … 7 Sunday (not `Calendar`'s 1 = Sunday), and their names.
+public enum ISOWeekday {
+    /// The names, Monday first: `names[n - 1]` is weekday `n`'s.
+    public static let names = ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    private static let fullNames = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+    /// The name of ISO weekday `number` (`mon` for 1), nil outside 1...7.
+    public static func name(_ number: Int) -> String? {
+        (1...7).contains(number) ? names[number - 1] : nil
+    }
+
+    /// The ISO number of a day name, `mon` or `monday` in any case; nil for anything else.
+    public static func number(_ name: String) -> Int? {
+        let lowered = name.lowercased()
+        return (names.firstIndex(of: lowered) ?? fullNames.firstIndex(of: lowered)).map { $0 + 1 }
+    }
+}
+
 /// A task's frequency: every day, or specific ISO weekdays (1 Monday … 7 Sunday).
+///
+/// `weekdays` reads numbers or day names (`[1, 3]` and `["mon", "wed"]` are the same) and is
+/// written as numbers; `weekdayNames` is written beside them so a client that counts from
+/// Sunday sees its mistake instead of shifting a habit by a day. It is ignored on input.
 public struct HabitFrequency: Codable, Sendable, Equatable {
     public var kind: FrequencyKind
-    /// For `weekdays`: 1..7, at least one.
+    /// For `weekdays`: ISO 1..7 (or names on input), at least one.
     public var weekdays: [Int]?
+    /// The names of `weekdays` (`mon` … `sun`), in the same order; nil when there are none.
+    public var weekdayNames: [String]?
     public init(kind: FrequencyKind, weekdays: [Int]? = nil) {
         self.kind = kind
         self.weekdays = weekdays
+        weekdayNames = weekdays.map { $0.compactMap(ISOWeekday.name) }
     }
     /// Every day.
     public static let daily = HabitFrequency(kind: .daily)
     /// On the given ISO weekdays.
     public static func on(_ weekdays: [Int]) -> HabitFrequency { HabitFrequency(kind: .weekdays, weekdays: weekdays) }
+
+    private enum CodingKeys: String, CodingKey {
+        case kind, weekdays, weekdayNames
+    }
+
+    /// Reads `weekdays` as numbers or day names; `weekdayNames` is derived, not read.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        _ = try container.decodeIfPresent([String].self, forKey: .weekdayNames)
+        self.init(kind: try container.decode(FrequencyKind.self, forKey: .kind),
+                  weekdays: try container.decodeIfPresent([WeekdayInput].self, forKey: .weekdays)?.map(\.number))
+    }
+
+    /// One element of `weekdays` on input: an ISO number (checked by the method) or a day name.
+    private struct WeekdayInput: Decodable {
+        var number: Int
+        init(from decoder: any Decoder) throws {
+            let value = try decoder.singleValueContainer()
+            if let number = try? value.decode(Int.self) {
+                self.number = number
+            } else if let name = try? value.decode(String.self), let number = ISOWeekday.number(name) {
+                self.number = number
+            } else {
+                throw DecodingError.dataCorruptedError(
+                    in: value, debugDescription: "expected an ISO weekday 1 (Monday) to 7 (Sunday) or a day name mon, tue, wed, thu, fri, sat, sun")
+            }
+        }
+    }
 }
 
 /// `habits.systems.create`.

@@ -63,7 +63,7 @@ enum HabitBook {
         case .weekdays:
             let days = Set(frequency.weekdays ?? [])
             guard !days.isEmpty, days.allSatisfy({ (1...7).contains($0) }) else {
-                throw Field.invalid("frequency.weekdays", "must list 1 to 7 ISO weekdays, each 1 (Monday) to 7 (Sunday)")
+                throw Field.invalid("frequency.weekdays", "must list 1 to 7 ISO weekdays, each 1 (Monday) to 7 (Sunday) or a name mon … sun")
             }
             return days.sorted().map(String.init).joined(separator: ",")
         }
