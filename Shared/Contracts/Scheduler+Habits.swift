@@ -91,6 +91,23 @@ public struct HabitSystemCreate: Codable, Sendable, Equatable {
     }
 }
 
+/// `habits.systems.update`: replaces the editable fields (an absent identity or category clears it).
+public struct HabitSystemUpdate: Codable, Sendable, Equatable {
+    public var systemId: String
+    /// 1..200 characters.
+    public var name: String
+    /// Up to 500 characters.
+    public var identity: String?
+    /// Up to 100 characters.
+    public var category: String?
+    public init(systemId: String, name: String, identity: String? = nil, category: String? = nil) {
+        self.systemId = systemId
+        self.name = name
+        self.identity = identity
+        self.category = category
+    }
+}
+
 /// A system id.
 public struct HabitSystemID: Codable, Sendable, Equatable {
     public var systemId: String
@@ -154,13 +171,18 @@ public struct HabitTaskCreate: Codable, Sendable, Equatable {
     public var systemId: String
     /// 1..200 characters.
     public var name: String
+    /// What doing the task means ("run at least 5 km"), up to 1000 characters.
+    public var description: String?
     public var frequency: HabitFrequency
     public var laws: FourLaws?
     /// Local reminder time `HH:MM`; null for none.
     public var reminderTime: String?
-    public init(systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil) {
+    public init(
+        systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil, description: String? = nil
+    ) {
         self.systemId = systemId
         self.name = name
+        self.description = description
         self.frequency = frequency
         self.laws = laws
         self.reminderTime = reminderTime
@@ -171,12 +193,17 @@ public struct HabitTaskCreate: Codable, Sendable, Equatable {
 public struct HabitTaskUpdate: Codable, Sendable, Equatable {
     public var taskId: String
     public var name: String
+    /// Up to 1000 characters; absent clears it.
+    public var description: String?
     public var frequency: HabitFrequency
     public var laws: FourLaws?
     public var reminderTime: String?
-    public init(taskId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil) {
+    public init(
+        taskId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil, description: String? = nil
+    ) {
         self.taskId = taskId
         self.name = name
+        self.description = description
         self.frequency = frequency
         self.laws = laws
         self.reminderTime = reminderTime
@@ -189,16 +216,22 @@ public struct HabitTask: Codable, Sendable, Equatable {
     public var userId: String
     public var systemId: String
     public var name: String
+    /// What doing the task means; null when not given.
+    public var description: String?
     public var frequency: HabitFrequency
     public var laws: FourLaws
     public var reminderTime: String?
     public var createdAt: Date
     public var updatedAt: Date
-    public init(id: String, userId: String, systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws, reminderTime: String?, createdAt: Date, updatedAt: Date) {
+    public init(
+        id: String, userId: String, systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws, reminderTime: String?,
+        createdAt: Date, updatedAt: Date, description: String? = nil
+    ) {
         self.id = id
         self.userId = userId
         self.systemId = systemId
         self.name = name
+        self.description = description
         self.frequency = frequency
         self.laws = laws
         self.reminderTime = reminderTime
@@ -248,6 +281,87 @@ public struct CheckIn: Codable, Sendable, Equatable {
         self.note = note
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+    }
+}
+
+/// A range of local dates, `YYYY-MM-DD`, both included, at most 366 days.
+/// `to` defaults to the user's today, `from` to 29 days before `to`.
+public struct CheckInListRequest: Codable, Sendable, Equatable {
+    public var from: String?
+    public var to: String?
+    /// Only this task's check-ins.
+    public var taskId: String?
+    /// Only the check-ins of this system's tasks.
+    public var systemId: String?
+    public init(from: String? = nil, to: String? = nil, taskId: String? = nil, systemId: String? = nil) {
+        self.from = from
+        self.to = to
+        self.taskId = taskId
+        self.systemId = systemId
+    }
+}
+
+/// `habits.checkIns.list` response: the check-ins by date, then task.
+public struct CheckInList: Codable, Sendable, Equatable {
+    public var from: String
+    public var to: String
+    /// The user's zone, whose local dates these are.
+    public var timeZone: String
+    public var checkIns: [CheckIn]
+    public init(from: String, to: String, timeZone: String, checkIns: [CheckIn]) {
+        self.from = from
+        self.to = to
+        self.timeZone = timeZone
+        self.checkIns = checkIns
+    }
+}
+
+/// `habits.tasks.series`: one task over a range of local dates (as `habits.checkIns.list`).
+public struct TaskSeriesRequest: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var from: String?
+    public var to: String?
+    public init(taskId: String, from: String? = nil, to: String? = nil) {
+        self.taskId = taskId
+        self.from = from
+        self.to = to
+    }
+}
+
+/// One local day of a task.
+public struct TaskDay: Codable, Sendable, Equatable {
+    /// `YYYY-MM-DD`.
+    public var date: String
+    /// ISO weekday name, `mon` … `sun`.
+    public var weekday: String
+    /// Whether the task was due that day (never before it existed or its first check-in).
+    public var scheduled: Bool
+    /// Whether it was checked in that day (on an unscheduled day too).
+    public var done: Bool
+    public init(date: String, weekday: String, scheduled: Bool, done: Bool) {
+        self.date = date
+        self.weekday = weekday
+        self.scheduled = scheduled
+        self.done = done
+    }
+}
+
+/// `habits.tasks.series` response: every day of the range, oldest first.
+public struct TaskSeries: Codable, Sendable, Equatable {
+    public var taskId: String
+    public var from: String
+    public var to: String
+    public var timeZone: String
+    public var days: [TaskDay]
+    /// Over the range: scheduled days and the ones done.
+    public var completion: CompletionRate
+    public init(taskId: String, from: String, to: String, timeZone: String, days: [TaskDay], completion: CompletionRate) {
+        self.taskId = taskId
+        self.from = from
+        self.to = to
+        self.timeZone = timeZone
+        self.days = days
+        self.completion = completion
     }
 }
 
