@@ -124,11 +124,15 @@ public struct NotificationRecord: Codable, Sendable, Equatable {
     public var readAt: Date?
     public var createdAt: Date
     public var updatedAt: Date
+    /// An alarm's sound flag (the timer's `isSoundOn`); absent for other kinds.
+    public var isSoundOn: Bool?
+    /// An alarm's vibration flag (the timer's `isVibrationOn`); absent for other kinds.
+    public var isVibrationOn: Bool?
 
     public init(
         id: String, userId: String, kind: NotificationKind, title: String, body: String, url: String?, tags: [String], priority: Int,
         urgent: Bool, timerId: String?, repeatIndex: Int?, sourceEventId: String?, state: NotificationState, scheduledAt: Date,
-        releasedAt: Date?, readAt: Date?, createdAt: Date, updatedAt: Date
+        releasedAt: Date?, readAt: Date?, createdAt: Date, updatedAt: Date, isSoundOn: Bool? = nil, isVibrationOn: Bool? = nil
     ) {
         self.id = id
         self.userId = userId
@@ -148,6 +152,8 @@ public struct NotificationRecord: Codable, Sendable, Equatable {
         self.readAt = readAt
         self.createdAt = createdAt
         self.updatedAt = updatedAt
+        self.isSoundOn = isSoundOn
+        self.isVibrationOn = isVibrationOn
     }
 }
 

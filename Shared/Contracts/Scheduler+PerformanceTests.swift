@@ -23,6 +23,33 @@ public struct PerformanceTestCreate: Codable, Sendable, Equatable {
     }
 }
 
+/// `tests.update`: replaces the definition (as `tests.create`; an absent `systemId` detaches it).
+public struct PerformanceTestUpdate: Codable, Sendable, Equatable {
+    public var testId: String
+    public var systemId: String?
+    /// 1..200 characters.
+    public var name: String
+    /// Up to 50 characters.
+    public var unit: String
+    public var higherIsBetter: Bool
+    /// 1..365.
+    public var everyDays: Int
+    public init(testId: String, systemId: String? = nil, name: String, unit: String, higherIsBetter: Bool, everyDays: Int) {
+        self.testId = testId
+        self.systemId = systemId
+        self.name = name
+        self.unit = unit
+        self.higherIsBetter = higherIsBetter
+        self.everyDays = everyDays
+    }
+}
+
+/// An entry id (`tests.entries.delete`).
+public struct TestEntryID: Codable, Sendable, Equatable {
+    public var entryId: String
+    public init(entryId: String) { self.entryId = entryId }
+}
+
 /// A test id.
 public struct PerformanceTestID: Codable, Sendable, Equatable {
     public var testId: String

@@ -69,6 +69,9 @@ public struct SchedulerContract: ServiceContract {
     /// Creates a habit system.
     public let createSystem = Method<HabitSystemCreate, HabitSystem>(
         Self.self, "habits.systems.create", "Creates a habit system (name, the identity it builds, category).", audience: .app)
+    /// Replaces a system's name, identity and category.
+    public let updateSystem = Method<HabitSystemUpdate, HabitSystem>(
+        Self.self, "habits.systems.update", "Replaces a habit system's name, identity and category.", audience: .app)
     /// The user's systems with their tasks.
     public let listSystems = Method<Empty, HabitSystemList>(
         Self.self, "habits.systems.list", "The user's habit systems with their tasks.", audience: .app)
@@ -80,7 +83,7 @@ public struct SchedulerContract: ServiceContract {
         Self.self, "habits.tasks.create", "Creates a task: frequency daily or weekdays, the four laws, optional reminder time.", audience: .app)
     /// Replaces a task's editable fields (last write wins).
     public let updateTask = Method<HabitTaskUpdate, HabitTask>(
-        Self.self, "habits.tasks.update", "Replaces a task's name, frequency, four laws fields and reminder time.", audience: .app)
+        Self.self, "habits.tasks.update", "Replaces a task's name, description, frequency, four laws fields and reminder time.", audience: .app)
     /// Deletes a task and its check-ins.
     public let deleteTask = Method<HabitTaskID, Empty>(
         Self.self, "habits.tasks.delete", "Deletes a task and its check-ins.", audience: .app)
@@ -90,6 +93,12 @@ public struct SchedulerContract: ServiceContract {
     /// Removes a check-in.
     public let undoCheckIn = Method<CheckInUndoRequest, HabitTaskStats>(
         Self.self, "habits.undo", "Removes the task's check-in for a local date.", audience: .app)
+    /// Check-ins between two local dates (the calendar view).
+    public let listCheckIns = Method<CheckInListRequest, CheckInList>(
+        Self.self, "habits.checkIns.list", "The user's check-ins between two local dates (at most 366 days), of one task or system or all.", audience: .app)
+    /// One task's days over a range: scheduled, done (for charts).
+    public let taskSeries = Method<TaskSeriesRequest, TaskSeries>(
+        Self.self, "habits.tasks.series", "One task's local days over a range (at most 366): scheduled and done, with the completion.", audience: .app)
     /// Streaks and completion rates per task and per system.
     public let habitStats = Method<HabitStatsRequest, HabitStats>(
         Self.self, "habits.stats", "Current and best streaks, completion today, over 7 and 30 days, per task and system.", audience: .app)
@@ -105,6 +114,12 @@ public struct SchedulerContract: ServiceContract {
     /// The user's tests with their entries.
     public let listTests = Method<Empty, PerformanceTestList>(
         Self.self, "tests.list", "The user's performance tests with their entries.", audience: .app)
+    /// Replaces a test's definition; its entries stay.
+    public let updateTest = Method<PerformanceTestUpdate, PerformanceTest>(
+        Self.self, "tests.update", "Replaces a performance test's system, name, unit, higher-is-better and every N days; entries stay.", audience: .app)
+    /// Deletes one entry of a test.
+    public let deleteTestEntry = Method<TestEntryID, PerformanceTest>(
+        Self.self, "tests.entries.delete", "Deletes one entry of a performance test; returns the test.", audience: .app)
     /// Tests due today or overdue.
     public let dueTests = Method<Empty, PerformanceTestList>(
         Self.self, "tests.due", "Tests due on or before the user's local today.", audience: .app)

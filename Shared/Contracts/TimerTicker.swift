@@ -37,6 +37,11 @@ public struct TimerTickerContract: ServiceContract {
     /// Removes a timer in any state; publishes `timer.deleted`.
     public let deleteTimer = Method<TimerRef, Empty>(
         Self.self, "timers.delete", "Delete a timer in any state; pending notifications are cancelled via timer.deleted.", audience: .app)
+    /// Edits a paused or stopped timer (the app's edit screen); a running one is FAILED_PRECONDITION.
+    public let updateTimer = Method<UpdateTimerRequest, CountdownTimer>(
+        Self.self, "timers.update",
+        "Change the label, duration, sound or vibration flag of a paused or stopped timer; a running or completed one is FAILED_PRECONDITION.",
+        audience: .app)
     /// One timer.
     public let getTimer = Method<TimerRef, CountdownTimer>(Self.self, "timers.get", "One timer of the user.", audience: .app)
     /// The user's timers, oldest first.
@@ -51,6 +56,9 @@ public struct TimerTickerContract: ServiceContract {
     /// Changes some fields of a preset.
     public let updatePreset = Method<UpdatePresetRequest, TimerPreset>(
         Self.self, "presets.update", "Change the given fields of a preset.", audience: .app)
+    /// Saves a timer of the user (any state) as a new preset; the timer is unchanged.
+    public let presetFromTimer = Method<PresetFromTimerRequest, TimerPreset>(
+        Self.self, "presets.fromTimer", "Save a timer as a favourite: a new preset with its label, duration, flags and end action.", audience: .app)
     /// Removes a preset; timers started from it keep their copy of its fields.
     public let deletePreset = Method<PresetRef, Empty>(
         Self.self, "presets.delete", "Delete a preset; timers started from it are unaffected.", audience: .app)
@@ -65,6 +73,9 @@ public struct TimerTickerContract: ServiceContract {
     public let timerPaused = Topic<CountdownTimer>(Self.self, "timer.paused", "A running timer was paused.")
     /// A paused timer runs again, with a new end date.
     public let timerResumed = Topic<CountdownTimer>(Self.self, "timer.resumed", "A paused timer runs again, with a new end date.")
+    /// A paused or stopped timer was edited (`timers.update`).
+    public let timerUpdated = Topic<CountdownTimer>(
+        Self.self, "timer.updated", "A paused or stopped timer was edited: label, duration or alarm flags.")
     /// A timer was stopped and will not fire; cancel what was pending for it.
     public let timerStopped = Topic<CountdownTimer>(Self.self, "timer.stopped", "A timer was stopped and will not fire; cancel what is pending for it.")
     /// A timer started a new run; what was pending for its previous run should be cancelled.
@@ -288,6 +299,38 @@ public struct CreateTimerRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// `timers.update`: the fields given change, the others stay. Only a paused or stopped timer can be
+/// edited. A changed duration also resets the remaining time to it; otherwise that stays.
+public struct UpdateTimerRequest: Codable, Sendable, Equatable {
+    /// The timer to edit.
+    public var id: String
+    /// A new label (sanitized; at most 100 characters), if given.
+    public var label: String?
+    /// New hours 0...24, if given.
+    public var hours: Int?
+    /// New minutes 0...59, if given.
+    public var minutes: Int?
+    /// New seconds 0...59, if given; the resulting duration must be 1 s to 24 h.
+    public var seconds: Int?
+    /// A new sound flag, if given.
+    public var isSoundOn: Bool?
+    /// A new vibration flag, if given.
+    public var isVibrationOn: Bool?
+
+    public init(
+        id: String, label: String? = nil, hours: Int? = nil, minutes: Int? = nil, seconds: Int? = nil, isSoundOn: Bool? = nil,
+        isVibrationOn: Bool? = nil
+    ) {
+        self.id = id
+        self.label = label
+        self.hours = hours
+        self.minutes = minutes
+        self.seconds = seconds
+        self.isSoundOn = isSoundOn
+        self.isVibrationOn = isVibrationOn
+    }
+}
+
 /// Names one timer.
 public struct TimerRef: Codable, Sendable, Equatable {
     /// The timer id.
@@ -377,6 +420,13 @@ public struct UpdatePresetRequest: Codable, Sendable, Equatable {
         self.isVibrationOn = isVibrationOn
         self.endAction = endAction
     }
+}
+
+/// `presets.fromTimer`: the timer to save as a favourite.
+public struct PresetFromTimerRequest: Codable, Sendable, Equatable {
+    /// A timer of the user, in any state.
+    public var timerId: String
+    public init(timerId: String) { self.timerId = timerId }
 }
 
 /// Names one preset.

@@ -68,10 +68,12 @@ final class FakeProducer: Sendable {
 
 /// timer-ticker's events, built from its contract's types (as JSON for FakeProducer.publish).
 enum Payloads {
-    static func countdown(_ id: String, user: String, label: String = "Tea", run: Int = 1, status: TimerStatus = .completed) -> CountdownTimer {
+    static func countdown(
+        _ id: String, user: String, label: String = "Tea", run: Int = 1, status: TimerStatus = .completed, sound: Bool = true, vibration: Bool = true
+    ) -> CountdownTimer {
         let now = Date()
         return CountdownTimer(
-            id: id, userId: user, label: label, hours: 0, minutes: 5, seconds: 0, isSoundOn: true, isVibrationOn: true, status: status,
+            id: id, userId: user, label: label, hours: 0, minutes: 5, seconds: 0, isSoundOn: sound, isVibrationOn: vibration, status: status,
             endDate: now, remainingSeconds: 0, pendingDeletionAt: nil, endAction: .keep, presetId: nil, run: run, createdAt: now, updatedAt: now)
     }
 
@@ -83,9 +85,10 @@ enum Payloads {
         json(countdown(id, user: user, status: status))
     }
 
-    static func timerCompleted(_ id: String, user: String, label: String = "Tea", run: Int = 1) -> JSONValue {
+    static func timerCompleted(_ id: String, user: String, label: String = "Tea", run: Int = 1, sound: Bool = true, vibration: Bool = true) -> JSONValue {
         let now = Date()
-        return json(TimerCompleted(timer: countdown(id, user: user, label: label, run: run), endDate: now, firedAt: now, latenessSeconds: 0, late: false))
+        let timer = countdown(id, user: user, label: label, run: run, sound: sound, vibration: vibration)
+        return json(TimerCompleted(timer: timer, endDate: now, firedAt: now, latenessSeconds: 0, late: false))
     }
 
     static func timerDeleted(_ id: String, user: String, reason: TimerDeletionReason = .deleted) -> JSONValue {

@@ -10,13 +10,13 @@ struct RulesTests {
     /// The whole status machine, written out: nil means FAILED_PRECONDITION.
     static let expected: [TimerStatus: [TimerAction: TimerOutcome?]] = [
         .running: [.pause: .becomes(.paused), .resume: nil, .stop: .becomes(.stopped), .restart: .becomes(.running),
-                   .duplicate: .copied, .delete: .removed, .complete: .becomes(.completed)],
+                   .duplicate: .copied, .delete: .removed, .complete: .becomes(.completed), .update: nil],
         .paused: [.pause: nil, .resume: .becomes(.running), .stop: .becomes(.stopped), .restart: .becomes(.running),
-                  .duplicate: .copied, .delete: .removed, .complete: nil],
+                  .duplicate: .copied, .delete: .removed, .complete: nil, .update: .becomes(.paused)],
         .stopped: [.pause: nil, .resume: nil, .stop: nil, .restart: .becomes(.running),
-                   .duplicate: .copied, .delete: .removed, .complete: nil],
+                   .duplicate: .copied, .delete: .removed, .complete: nil, .update: .becomes(.stopped)],
         .completed: [.pause: nil, .resume: nil, .stop: nil, .restart: .becomes(.running),
-                     .duplicate: .copied, .delete: .removed, .complete: nil],
+                     .duplicate: .copied, .delete: .removed, .complete: nil, .update: nil],
     ]
 
     @Test("every state × every action gives the outcome of the table, and refusals name both", arguments: TimerStatus.allCases)

@@ -207,7 +207,8 @@ struct ServiceTests {
         let methods = Set(description.methods.map(\.name))
         #expect(Set(TimerTicker.methods.map(\.name)).isSubset(of: methods) && methods.contains("_events.replay"))
         #expect(description.events.map(\.topic) == [
-            "timer.created", "timer.paused", "timer.resumed", "timer.stopped", "timer.restarted", "timer.deleted", "timer.completed",
+            "timer.created", "timer.paused", "timer.resumed", "timer.updated", "timer.stopped", "timer.restarted", "timer.deleted",
+            "timer.completed",
         ])
         let created = try #require(description.methods.first { $0.name == "timers.create" })
         #expect(created.response.jsonText.contains("running|paused|stopped|completed"))

@@ -51,6 +51,14 @@ struct APNsSender: ChannelSender {
         return parts.map(String.init).joined(separator: "-").uppercased()
     }
 
+    /// An alarm's `interruption-level`: `time-sensitive` (through Focus, lights the screen) while
+    /// it rings or vibrates; `passive` (listed quietly: no sound, no vibration, the screen stays
+    /// dark) when the timer has both off. APNs has no vibration switch of its own: with sound off
+    /// and vibration on, the device's haptics settings decide.
+    static func alarmInterruptionLevel(_ alarm: NotificationRecord) -> String {
+        alarm.isSoundOn == false && alarm.isVibrationOn == false ? "passive" : "time-sensitive"
+    }
+
     func send(_ job: DeliveryJob, now: Date) async -> DeliveryOutcome {
         guard let deviceToken = job.channel.deviceToken else { return .failed(status: nil, error: "the APNs channel has no device token") }
         let notification = job.notification
@@ -60,7 +68,7 @@ struct APNsSender: ChannelSender {
         var aps: [String: JSONValue] = ["alert": .object(alert)]
         if job.sound { aps["sound"] = .string("default") }
         if let timerId = notification.timerId { aps["thread-id"] = .string(timerId) }
-        if isAlarm { aps["interruption-level"] = .string("time-sensitive") }
+        if isAlarm { aps["interruption-level"] = .string(Self.alarmInterruptionLevel(notification)) }
         var root: [String: JSONValue] = [
             "aps": .object(aps), "notificationId": .string(notification.id), "kind": .string(notification.kind.rawValue),
         ]

@@ -84,6 +84,7 @@ struct TimerView {
     var userId: String
     var label: String
     var isSoundOn: Bool
+    var isVibrationOn: Bool
     var run: Int
 
     init(_ timer: CountdownTimer) {
@@ -91,6 +92,7 @@ struct TimerView {
         userId = timer.userId
         label = timer.label
         isSoundOn = timer.isSoundOn
+        isVibrationOn = timer.isVibrationOn
         run = timer.run
     }
 }

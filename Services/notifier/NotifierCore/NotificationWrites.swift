@@ -19,6 +19,7 @@ struct NewNotification {
     var repeatIndex: Int? = nil
     var sourceEventId: String? = nil
     var sound = true
+    var vibration = true
     var batchItems: [String]? = nil
     var state: NotificationState = .scheduled
     var notBefore: Int64
@@ -32,17 +33,24 @@ enum NotificationWrites {
     static func insert(_ db: Database, _ notification: NewNotification, now: Int64) throws -> Bool {
         try db.execute(sql: """
             INSERT INTO notification (id, user_id, kind, title, body, url, tags, priority, urgent, timer_id, repeat_index,
-                source_event_id, sound, batch_items, state, not_before, released_at, created_at, updated_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                source_event_id, sound, vibration, batch_items, state, not_before, released_at, created_at, updated_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (id) DO NOTHING
             """, arguments: [
                 notification.id, notification.userId, notification.kind.rawValue, notification.title, notification.body, notification.url,
                 NotificationRecord.encodeTags(notification.tags), notification.priority, notification.urgent, notification.timerId,
-                notification.repeatIndex, notification.sourceEventId, notification.sound,
+                notification.repeatIndex, notification.sourceEventId, notification.sound, notification.vibration,
                 notification.batchItems.map { NotificationRecord.encodeTags($0) }, notification.state.rawValue, notification.notBefore,
                 notification.state == .released ? now : nil, now, now,
             ])
         return db.changesCount > 0
+    }
+
+    /// An alarm's priority (ntfy's 1–5, which sets how an ntfy phone alerts): 5 (long vibration
+    /// bursts and sound) with vibration on, 3 (sound, a short vibration: ntfy has no sound without
+    /// one) with sound only, 2 (no sound, no vibration, listed in the drawer) with both off.
+    static func alarmPriority(_ timer: TimerView) -> Int {
+        timer.isVibrationOn ? 5 : timer.isSoundOn ? 3 : 2
     }
 
     /// Schedules a completed timer's alarm: `repeats` notifications `interval` apart, the first now.
@@ -53,8 +61,8 @@ enum NotificationWrites {
         for index in 0..<repeats {
             try insert(db, NewNotification(
                 id: "\(base)_\(index)", userId: userId, kind: .alarm, title: Wording.alarmTitle(label: label),
-                body: Wording.alarmBody(label: label), tags: ["alarm_clock"], priority: 5, timerId: timer.id, repeatIndex: index,
-                sourceEventId: eventId, sound: timer.isSoundOn, notBefore: now + Int64(index) * step), now: now)
+                body: Wording.alarmBody(label: label), tags: ["alarm_clock"], priority: alarmPriority(timer), timerId: timer.id,
+                repeatIndex: index, sourceEventId: eventId, sound: timer.isSoundOn, vibration: timer.isVibrationOn, notBefore: now + Int64(index) * step), now: now)
         }
     }
 

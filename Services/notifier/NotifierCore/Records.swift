@@ -15,7 +15,9 @@ extension NotificationRecord {
             state: NotificationState(rawValue: row["state"]) ?? .scheduled, scheduledAt: Date(unixMilliseconds: row["not_before"]),
             releasedAt: (row["released_at"] as Int64?).map(Date.init(unixMilliseconds:)),
             readAt: (row["read_at"] as Int64?).map(Date.init(unixMilliseconds:)),
-            createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]))
+            createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]),
+            isSoundOn: (row["kind"] as String) == NotificationKind.alarm.rawValue ? (row["sound"] as Bool?) : nil,
+            isVibrationOn: (row["kind"] as String) == NotificationKind.alarm.rawValue ? (row["vibration"] as Bool?) : nil)
     }
 
     static func decodeTags(_ text: String?) -> [String] {

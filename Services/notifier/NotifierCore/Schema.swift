@@ -96,6 +96,10 @@ enum Schema {
                 );
                 """)
         }
+        // Alarms carry the timer's vibration flag beside its sound flag (rows from before: on).
+        migrator.registerMigration("notifier.v2: alarm vibration") { db in
+            try db.execute(sql: "ALTER TABLE notification ADD COLUMN vibration INTEGER NOT NULL DEFAULT 1")
+        }
         return migrator
     }
 }

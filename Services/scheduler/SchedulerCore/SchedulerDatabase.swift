@@ -198,6 +198,13 @@ public enum SchedulerDatabase {
                 CREATE INDEX card_due_by_set ON card (user_id, set_id, due_at, review_count);
                 """)
         }
+        // A task's description; check-ins by date for the calendar view (habits.checkIns.list).
+        migrator.registerMigration("scheduler.v3: task description, check-ins by date") { db in
+            try db.execute(sql: """
+                ALTER TABLE habit_task ADD COLUMN description TEXT;
+                CREATE INDEX check_in_user_date ON check_in (user_id, date);
+                """)
+        }
         return migrator
     }
 

@@ -120,6 +120,14 @@ struct TimerRow: FetchableRecord, Sendable {
             """, arguments: [status.rawValue, endMs, remainingMs, pendingDeletionMs, run, firedMs, updatedMs, engineKey])
     }
 
+    /// Writes what `timers.update` edits (not on the firing path, which writes only the status).
+    func updateEditable(_ db: Database) throws {
+        try db.execute(sql: """
+            UPDATE timer SET label = ?, hours = ?, minutes = ?, seconds = ?, is_sound_on = ?, is_vibration_on = ?, remaining_ms = ?, updated_ms = ?
+            WHERE engine_key = ?
+            """, arguments: [label, hours, minutes, seconds, isSoundOn, isVibrationOn, remainingMs, updatedMs, engineKey])
+    }
+
     static func fetch(_ db: Database, id: String, user: String) throws -> TimerRow? {
         try TimerRow.fetchOne(db, sql: "SELECT * FROM timer WHERE id = ? AND user_id = ?", arguments: [id, user])
     }

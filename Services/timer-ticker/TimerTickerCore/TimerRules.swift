@@ -28,7 +28,7 @@ public enum TimerRules {
         }
         let label = String(cleaned)
         guard label.count <= TimerLimits.maximumLabelLength else {
-            throw .invalidArgument("field '\(field)' must be at most \(TimerLimits.maximumLabelLength) characters after trimming, got \(label.count)")
+            throw Field.invalid(field, "must be at most \(TimerLimits.maximumLabelLength) characters after trimming, got \(label.count)")
         }
         return label
     }
@@ -47,9 +47,9 @@ public enum TimerRules {
 
     /// Checks hours 0...24, minutes and seconds 0...59, and a total of 1 s to 24 h.
     public static func duration(hours: Int, minutes: Int, seconds: Int) throws(BusError) -> Duration {
-        guard (0...24).contains(hours) else { throw .invalidArgument("field 'hours' must be 0 to 24, got \(hours)") }
-        guard (0...59).contains(minutes) else { throw .invalidArgument("field 'minutes' must be 0 to 59, got \(minutes)") }
-        guard (0...59).contains(seconds) else { throw .invalidArgument("field 'seconds' must be 0 to 59, got \(seconds)") }
+        guard (0...24).contains(hours) else { throw Field.invalid("hours", "must be 0 to 24, got \(hours)") }
+        guard (0...59).contains(minutes) else { throw Field.invalid("minutes", "must be 0 to 59, got \(minutes)") }
+        guard (0...59).contains(seconds) else { throw Field.invalid("seconds", "must be 0 to 59, got \(seconds)") }
         let duration = Duration(hours: hours, minutes: minutes, seconds: seconds)
         guard duration.totalSeconds > 0 else {
             throw .invalidArgument("fields 'hours', 'minutes', 'seconds' must add up to more than 0 seconds")
@@ -64,8 +64,8 @@ public enum TimerRules {
 
 /// What can be done to a timer.
 public enum TimerAction: String, CaseIterable, Sendable {
-    /// The methods of the same names.
-    case pause, resume, stop, restart, duplicate, delete
+    /// The methods of the same names (`update` is `timers.update`, the edit screen).
+    case pause, resume, stop, restart, duplicate, delete, update
     /// The engine firing at the end of a run.
     case complete
 }
@@ -89,10 +89,12 @@ public enum TimerStateMachine {
         case (.resume, .paused): .becomes(.running)
         case (.stop, .running), (.stop, .paused): .becomes(.stopped)
         case (.complete, .running): .becomes(.completed)
+        case (.update, .paused): .becomes(.paused)
+        case (.update, .stopped): .becomes(.stopped)
         case (.restart, _): .becomes(.running)
         case (.duplicate, _): .copied
         case (.delete, _): .removed
-        case (.pause, _), (.resume, _), (.stop, _), (.complete, _): nil
+        case (.pause, _), (.resume, _), (.stop, _), (.complete, _), (.update, _): nil
         }
     }
 
@@ -101,8 +103,10 @@ public enum TimerStateMachine {
     public static func apply(_ action: TimerAction, to status: TimerStatus) throws(BusError) -> TimerOutcome {
         guard let outcome = outcome(of: action, on: status) else {
             let allowed = TimerStatus.allCases.filter { outcome(of: action, on: $0) != nil }.map(\.rawValue).joined(separator: " or ")
+            let can = action == .update ? "can be edited" : "can \(action.rawValue)"
+            let hint = action == .update && status == .running ? "; pause or stop it first" : ""
             throw .failedPrecondition(
-                "cannot \(action.rawValue) a \(status.rawValue) timer (only a \(allowed) timer can \(action.rawValue))",
+                "cannot \(action.rawValue) a \(status.rawValue) timer (only a \(allowed) timer \(can)\(hint))",
                 details: .object(["state": .string(status.rawValue), "action": .string(action.rawValue)]))
         }
         return outcome

@@ -9,19 +9,37 @@ import Wire
 enum HabitBook {
     static let maximumNameLength = 200
     static let maximumFieldLength = 500
+    static let maximumDescriptionLength = 1000
+    static let maximumCategoryLength = 100
+    /// The longest range `habits.checkIns.list` and `habits.tasks.series` read, in days.
+    static let maximumRangeDays = 366
 
     // MARK: Systems
 
     static func createSystem(_ request: HabitSystemCreate, _ db: Database, user: String, now: Date) throws -> HabitSystem {
         try UserSettings.ensure(db, user: user, now: now)
+        let (name, identity, category) = try systemFields(name: request.name, identity: request.identity, category: request.category)
         let system = HabitSystem(
-            id: UUID().uuidString.lowercased(), userId: user, name: try Field.text(request.name, "name", maximum: maximumNameLength, trimming: true),
-            identity: try Field.optionalText(request.identity, "identity", maximum: maximumFieldLength, trimming: true),
-            category: try Field.optionalText(request.category, "category", maximum: 100, trimming: true), tasks: [], createdAt: now, updatedAt: now)
+            id: UUID().uuidString.lowercased(), userId: user, name: name, identity: identity, category: category, tasks: [], createdAt: now, updatedAt: now)
         try db.execute(sql: """
             INSERT INTO habit_system (id, user_id, name, identity, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             """, arguments: [system.id, user, system.name, system.identity, system.category, now.unixMilliseconds, now.unixMilliseconds])
         return system
+    }
+
+    /// A system's checked editable fields.
+    private static func systemFields(name: String, identity: String?, category: String?) throws(BusError) -> (String, String?, String?) {
+        (try Field.text(name, "name", maximum: maximumNameLength, trimming: true),
+         try Field.optionalText(identity, "identity", maximum: maximumFieldLength, trimming: true),
+         try Field.optionalText(category, "category", maximum: maximumCategoryLength, trimming: true))
+    }
+
+    static func updateSystem(_ request: HabitSystemUpdate, _ db: Database, user: String, now: Date) throws -> HabitSystem {
+        _ = try requireSystem(request.systemId, db, user: user)
+        let (name, identity, category) = try systemFields(name: request.name, identity: request.identity, category: request.category)
+        try db.execute(sql: "UPDATE habit_system SET name = ?, identity = ?, category = ?, updated_at = ? WHERE id = ? AND user_id = ?",
+                       arguments: [name, identity, category, now.unixMilliseconds, request.systemId, user])
+        return try systems(db, user: user, only: request.systemId)[0]
     }
 
     static func systems(_ db: Database, user: String, only systemId: String? = nil) throws -> [HabitSystem] {
@@ -63,7 +81,7 @@ enum HabitBook {
         case .weekdays:
             let days = Set(frequency.weekdays ?? [])
             guard !days.isEmpty, days.allSatisfy({ (1...7).contains($0) }) else {
-                throw Field.invalid("frequency.weekdays", "must list 1 to 7 ISO weekdays, each 1 (Monday) to 7 (Sunday)")
+                throw Field.invalid("frequency.weekdays", "must list 1 to 7 ISO weekdays, each 1 (Monday) to 7 (Sunday) or a name mon … sun")
             }
             return days.sorted().map(String.init).joined(separator: ",")
         }
@@ -77,7 +95,8 @@ enum HabitBook {
     static func task(row: Row) -> HabitTask {
         HabitTask(id: row["id"], userId: row["user_id"], systemId: row["system_id"], name: row["name"], frequency: frequency(stored: row["weekdays"]),
                   laws: FourLaws(cue: row["cue"], attractiveness: row["attractiveness"], ease: row["ease"], reward: row["reward"]),
-                  reminderTime: row["reminder_time"], createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]))
+                  reminderTime: row["reminder_time"], createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]),
+                  description: row["description"])
     }
 
     static func requireTask(_ taskId: String, _ db: Database, user: String) throws -> HabitTask {
@@ -89,10 +108,13 @@ enum HabitBook {
     }
 
     /// Validated editable fields of a task.
-    private static func fields(name: String, frequency: HabitFrequency, laws: FourLaws?, reminderTime: String?) throws -> [(String, (any DatabaseValueConvertible)?)] {
+    private static func fields(
+        name: String, description: String?, frequency: HabitFrequency, laws: FourLaws?, reminderTime: String?
+    ) throws -> [(String, (any DatabaseValueConvertible)?)] {
         let laws = laws ?? FourLaws()
         return [
             ("name", try Field.text(name, "name", maximum: maximumNameLength, trimming: true)),
+            ("description", try Field.optionalText(description, "description", maximum: maximumDescriptionLength, trimming: true)),
             ("weekdays", try weekdays(frequency)),
             ("cue", try Field.optionalText(laws.cue, "laws.cue", maximum: maximumFieldLength, trimming: true)),
             ("attractiveness", try Field.optionalText(laws.attractiveness, "laws.attractiveness", maximum: maximumFieldLength, trimming: true)),
@@ -105,7 +127,8 @@ enum HabitBook {
     static func createTask(_ request: HabitTaskCreate, _ db: Database, user: String, now: Date) throws -> HabitTask {
         _ = try requireSystem(request.systemId, db, user: user)
         let id = UUID().uuidString.lowercased()
-        let values = try fields(name: request.name, frequency: request.frequency, laws: request.laws, reminderTime: request.reminderTime)
+        let values = try fields(
+            name: request.name, description: request.description, frequency: request.frequency, laws: request.laws, reminderTime: request.reminderTime)
         let columns = ["id", "user_id", "system_id"] + values.map(\.0) + ["created_at", "updated_at"]
         let arguments: [(any DatabaseValueConvertible)?] = [id, user, request.systemId] + values.map(\.1) + [now.unixMilliseconds, now.unixMilliseconds]
         try db.execute(sql: "INSERT INTO habit_task (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
@@ -115,7 +138,8 @@ enum HabitBook {
 
     static func updateTask(_ request: HabitTaskUpdate, _ db: Database, user: String, now: Date) throws -> HabitTask {
         _ = try requireTask(request.taskId, db, user: user)
-        let values = try fields(name: request.name, frequency: request.frequency, laws: request.laws, reminderTime: request.reminderTime)
+        let values = try fields(
+            name: request.name, description: request.description, frequency: request.frequency, laws: request.laws, reminderTime: request.reminderTime)
         try db.execute(sql: "UPDATE habit_task SET \(values.map { "\($0.0) = ?" }.joined(separator: ", ")), updated_at = ? WHERE id = ? AND user_id = ?",
                        arguments: StatementArguments(values.map(\.1) + [now.unixMilliseconds, request.taskId, user]))
         return try requireTask(request.taskId, db, user: user)
@@ -140,12 +164,15 @@ enum HabitBook {
             INSERT INTO check_in (id, user_id, task_id, date, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
             ON CONFLICT (task_id, date) DO UPDATE SET note = excluded.note, updated_at = excluded.updated_at
             """, arguments: [UUID().uuidString.lowercased(), user, task.id, date.description, note, now.unixMilliseconds, now.unixMilliseconds])
-        let row = try Row.fetchOne(db, sql: "SELECT * FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date.description])!
-        let checkIn = CheckIn(id: row["id"], userId: user, taskId: task.id, date: row["date"], note: row["note"],
-                              createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]))
+        let record = checkIn(row: try Row.fetchOne(db, sql: "SELECT * FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date.description])!)
         let stats = try taskStats(task, db, zone: zone, today: today)
         let identity: String? = try String.fetchOne(db, sql: "SELECT identity FROM habit_system WHERE id = ?", arguments: [task.systemId])
-        return CheckInResult(checkIn: checkIn, stats: stats, message: Messages.checkIn(taskName: task.name, streak: stats.currentStreak, identity: identity))
+        return CheckInResult(checkIn: record, stats: stats, message: Messages.checkIn(taskName: task.name, streak: stats.currentStreak, identity: identity))
+    }
+
+    static func checkIn(row: Row) -> CheckIn {
+        CheckIn(id: row["id"], userId: row["user_id"], taskId: row["task_id"], date: row["date"], note: row["note"],
+                createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]))
     }
 
     static func undo(_ request: CheckInUndoRequest, _ db: Database, user: String, now: Date) throws -> HabitTaskStats {
@@ -157,7 +184,67 @@ enum HabitBook {
         return try taskStats(task, db, zone: zone, today: zone.date(atMs: now.unixMilliseconds))
     }
 
+    // MARK: History
+
+    /// The local dates a request's `from` and `to` name: `to` defaults to the user's today, `from`
+    /// to 29 days before `to`; at most ``maximumRangeDays`` days, `from` not after `to`.
+    static func range(from: String?, to: String?, today: LocalDate) throws(BusError) -> (from: LocalDate, to: LocalDate) {
+        let end = try to.map { value throws(BusError) in try LocalDate(value, field: "to") } ?? today
+        let start = try from.map { value throws(BusError) in try LocalDate(value, field: "from") } ?? end.adding(days: -29)
+        guard start <= end else { throw Field.invalid("from", "must not be after 'to' (\(end))") }
+        guard start.days(to: end) < maximumRangeDays else {
+            throw Field.invalid("from", "must be at most \(maximumRangeDays) days before 'to' (from \(start) to \(end) is \(start.days(to: end) + 1))")
+        }
+        return (start, end)
+    }
+
+    /// `habits.checkIns.list`: the user's check-ins in a range of local dates, by date then task.
+    static func listCheckIns(_ request: CheckInListRequest, _ db: Database, user: String, now: Date) throws -> CheckInList {
+        let zone = try UserSettings.load(db, user: user, now: now).zone
+        let (from, to) = try range(from: request.from, to: request.to, today: zone.date(atMs: now.unixMilliseconds))
+        var filter = ""
+        var arguments: StatementArguments = [user, from.description, to.description]
+        if let taskId = request.taskId {
+            filter += " AND task_id = ?"
+            arguments += [try requireTask(taskId, db, user: user).id]
+        }
+        if let systemId = request.systemId {
+            filter += " AND task_id IN (SELECT id FROM habit_task WHERE system_id = ?)"
+            arguments += [try requireSystem(systemId, db, user: user)["id"] as String]
+        }
+        let checkIns = try Row.fetchAll(db, sql: """
+            SELECT * FROM check_in WHERE user_id = ? AND date BETWEEN ? AND ?\(filter) ORDER BY date, task_id
+            """, arguments: arguments).map(checkIn(row:))
+        return CheckInList(from: from.description, to: to.description, timeZone: zone.identifier, checkIns: checkIns)
+    }
+
+    /// `habits.tasks.series`: each local day of a range, scheduled and done, by the rules of the
+    /// statistics (no scheduled day before the task existed or its first check-in).
+    static func series(_ request: TaskSeriesRequest, _ db: Database, user: String, now: Date) throws -> TaskSeries {
+        let task = try requireTask(request.taskId, db, user: user)
+        let zone = try UserSettings.load(db, user: user, now: now).zone
+        let (from, to) = try range(from: request.from, to: request.to, today: zone.date(atMs: now.unixMilliseconds))
+        let done = try checkInDates(task.id, db)
+        let doneSet = Set(done)
+        let firstDay = firstScheduledDay(task, zone: zone, done: done)
+        let days = (0...from.days(to: to)).map { offset in
+            let day = from.adding(days: offset)
+            return TaskDay(date: day.description, weekday: ISOWeekday.names[day.isoWeekday - 1],
+                           scheduled: day >= firstDay && isScheduled(task, on: day), done: doneSet.contains(day))
+        }
+        let scheduled = days.filter(\.scheduled)
+        return TaskSeries(taskId: task.id, from: from.description, to: to.description, timeZone: zone.identifier, days: days,
+                          completion: CompletionRate(scheduled: scheduled.count, completed: scheduled.filter(\.done).count))
+    }
+
     // MARK: Statistics
+
+    /// The first day a task counts as scheduled: the local day it was created, or its first
+    /// check-in if earlier (entered for a day before).
+    static func firstScheduledDay(_ task: HabitTask, zone: Zone, done: [LocalDate]) -> LocalDate {
+        let created = zone.date(atMs: task.createdAt.unixMilliseconds)
+        return min(created, done.first ?? created)
+    }
 
     static func checkInDates(_ taskId: String, _ db: Database) throws -> [LocalDate] {
         try String.fetchAll(db, sql: "SELECT date FROM check_in WHERE task_id = ? ORDER BY date", arguments: [taskId]).compactMap(LocalDate.init)
@@ -173,8 +260,7 @@ enum HabitBook {
         let done = try checkInDates(task.id, db)
         let doneSet = Set(done)
         let (current, best) = Streaks.scheduled(done, today: today) { isScheduled(task, on: $0) }
-        let created = zone.date(atMs: task.createdAt.unixMilliseconds)
-        let firstDay = min(created, done.first ?? created)
+        let firstDay = firstScheduledDay(task, zone: zone, done: done)
         func rate(days: Int) -> CompletionRate {
             var scheduled = 0, completed = 0
             for offset in 0..<days {

@@ -8,6 +8,9 @@ enum HabitMethods {
         handlers.handle(Scheduler.createSystem) { scheduler, request, context in
             try await scheduler.write(context, request) { db, user, now in try HabitBook.createSystem(request, db, user: user, now: now) }
         }
+        handlers.handle(Scheduler.updateSystem) { scheduler, request, context in
+            try await scheduler.write(context, request) { db, user, now in try HabitBook.updateSystem(request, db, user: user, now: now) }
+        }
         handlers.handle(Scheduler.listSystems) { scheduler, _, context in
             try await scheduler.read(context) { db, user, _ in HabitSystemList(systems: try HabitBook.systems(db, user: user)) }
         }
@@ -34,6 +37,12 @@ enum HabitMethods {
         }
         handlers.handle(Scheduler.undoCheckIn) { scheduler, request, context in
             try await scheduler.writeAffectingReminders(context, request) { db, user, now in try HabitBook.undo(request, db, user: user, now: now) }
+        }
+        handlers.handle(Scheduler.listCheckIns) { scheduler, request, context in
+            try await scheduler.read(context) { db, user, now in try HabitBook.listCheckIns(request, db, user: user, now: now) }
+        }
+        handlers.handle(Scheduler.taskSeries) { scheduler, request, context in
+            try await scheduler.read(context) { db, user, now in try HabitBook.series(request, db, user: user, now: now) }
         }
         handlers.handle(Scheduler.habitStats) { scheduler, request, context in
             try await scheduler.read(context) { db, user, now in try HabitBook.stats(request, db, user: user, now: now) }

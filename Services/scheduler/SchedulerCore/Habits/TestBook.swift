@@ -7,18 +7,48 @@ import Wire
 /// Performance tests (a measurable check of a system, every N days) and their entries.
 enum TestBook {
     static func create(_ request: PerformanceTestCreate, _ db: Database, user: String, now: Date) throws -> PerformanceTest {
-        if let systemId = request.systemId { _ = try HabitBook.requireSystem(systemId, db, user: user) }
+        let definition = try definition(systemId: request.systemId, name: request.name, unit: request.unit, everyDays: request.everyDays, db, user: user)
         try UserSettings.ensure(db, user: user, now: now)
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let id = UUID().uuidString.lowercased()
         try db.execute(sql: """
             INSERT INTO perf_test (id, user_id, system_id, name, unit, higher_is_better, every_days, start_date, created_at, updated_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [id, user, request.systemId, try Field.text(request.name, "name", maximum: HabitBook.maximumNameLength, trimming: true),
-                             try Field.text(request.unit, "unit", maximum: 50, trimming: true), request.higherIsBetter,
-                             try Field.int(request.everyDays, "everyDays", in: 1...365), zone.date(atMs: now.unixMilliseconds).description,
-                             now.unixMilliseconds, now.unixMilliseconds])
+            """, arguments: [id, user, definition.systemId, definition.name, definition.unit, request.higherIsBetter, definition.everyDays,
+                             zone.date(atMs: now.unixMilliseconds).description, now.unixMilliseconds, now.unixMilliseconds])
         return try require(id, db, user: user)
+    }
+
+    /// The checked fields of a test's definition (its system must be the user's).
+    private static func definition(
+        systemId: String?, name: String, unit: String, everyDays: Int, _ db: Database, user: String
+    ) throws -> (systemId: String?, name: String, unit: String, everyDays: Int) {
+        if let systemId { _ = try HabitBook.requireSystem(systemId, db, user: user) }
+        return (systemId, try Field.text(name, "name", maximum: HabitBook.maximumNameLength, trimming: true),
+                try Field.text(unit, "unit", maximum: 50, trimming: true), try Field.int(everyDays, "everyDays", in: 1...365))
+    }
+
+    /// `tests.update`: replaces the definition; entries and the start date stay, so the due date
+    /// follows the new `everyDays` from the last entry.
+    static func update(_ request: PerformanceTestUpdate, _ db: Database, user: String, now: Date) throws -> PerformanceTest {
+        let test = try require(request.testId, db, user: user)
+        let definition = try definition(systemId: request.systemId, name: request.name, unit: request.unit, everyDays: request.everyDays, db, user: user)
+        try db.execute(sql: """
+            UPDATE perf_test SET system_id = ?, name = ?, unit = ?, higher_is_better = ?, every_days = ?, updated_at = ? WHERE id = ?
+            """, arguments: [definition.systemId, definition.name, definition.unit, request.higherIsBetter, definition.everyDays,
+                             now.unixMilliseconds, test.id])
+        return try require(test.id, db, user: user)
+    }
+
+    /// `tests.entries.delete`: removes one entry; returns its test (best and due date follow).
+    static func deleteEntry(_ request: TestEntryID, _ db: Database, user: String, now: Date) throws -> PerformanceTest {
+        let entryId = try IDField.check(request.entryId, "entryId")
+        guard let testId = try String.fetchOne(db, sql: "SELECT test_id FROM perf_entry WHERE id = ? AND user_id = ?", arguments: [entryId, user]) else {
+            throw BusError.notFound("test entry \(entryId) not found")
+        }
+        try db.execute(sql: "DELETE FROM perf_entry WHERE id = ?", arguments: [entryId])
+        try db.execute(sql: "UPDATE perf_test SET updated_at = ? WHERE id = ?", arguments: [now.unixMilliseconds, testId])
+        return try require(testId, db, user: user)
     }
 
     static func record(_ request: TestEntryCreate, _ db: Database, user: String, now: Date) throws -> PerformanceTest {

@@ -11,6 +11,12 @@ enum TestMethods {
         handlers.handle(Scheduler.recordTest) { scheduler, request, context in
             try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.record(request, db, user: user, now: now) }
         }
+        handlers.handle(Scheduler.updateTest) { scheduler, request, context in
+            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.update(request, db, user: user, now: now) }
+        }
+        handlers.handle(Scheduler.deleteTestEntry) { scheduler, request, context in
+            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.deleteEntry(request, db, user: user, now: now) }
+        }
         handlers.handle(Scheduler.listTests) { scheduler, _, context in
             try await scheduler.read(context) { db, user, _ in PerformanceTestList(tests: try TestBook.list(db, user: user)) }
         }

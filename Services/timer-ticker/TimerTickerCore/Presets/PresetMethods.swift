@@ -14,6 +14,7 @@ struct PresetMethods: Sendable {
 
     static func register(_ handlers: Handlers<TimerTickerService>) {
         handlers.handle(TimerTicker.createPreset) { service, request, context in try await service.presets.create(request, context) }
+        handlers.handle(TimerTicker.presetFromTimer) { service, request, context in try await service.presets.fromTimer(request, context) }
         handlers.handle(TimerTicker.updatePreset) { service, request, context in try await service.presets.update(request, context) }
         handlers.handle(TimerTicker.deletePreset) { service, request, context in
             try await service.presets.delete(request, context)
@@ -31,9 +32,33 @@ struct PresetMethods: Sendable {
             id: UUID().uuidString.lowercased(), userId: user, label: label, hours: duration.hours, minutes: duration.minutes,
             seconds: duration.seconds, isSoundOn: request.isSoundOn ?? true, isVibrationOn: request.isVibrationOn ?? true,
             endAction: request.endAction ?? .discard, createdAt: Date(unixMilliseconds: nowMs), updatedAt: Date(unixMilliseconds: nowMs))
+        return try await insert(context, request, user: user) { _, _ in preset }
+    }
+
+    /// `presets.fromTimer`: a new preset with the timer's label, duration, flags and end action,
+    /// read in the transaction that inserts it. The timer is unchanged.
+    func fromTimer(_ request: PresetFromTimerRequest, _ context: RequestContext) async throws -> TimerPreset {
+        let user = try context.requireUser()
+        return try await insert(context, request, user: user) { db, nowMs in
+            guard let timer = try TimerRow.fetch(db, id: request.timerId, user: user) else {
+                throw BusError.notFound("timer '\(request.timerId)' (field 'timerId') not found")
+            }
+            return TimerPreset(
+                id: UUID().uuidString.lowercased(), userId: user, label: timer.label, hours: timer.hours, minutes: timer.minutes,
+                seconds: timer.seconds, isSoundOn: timer.isSoundOn, isVibrationOn: timer.isVibrationOn, endAction: timer.endAction,
+                createdAt: Date(unixMilliseconds: nowMs), updatedAt: Date(unixMilliseconds: nowMs))
+        }
+    }
+
+    /// Inserts the preset `make` builds, in one write transaction under the request's idempotency
+    /// key, refusing one beyond ``TimerLimits/maximumPresets``.
+    private func insert(
+        _ context: RequestContext, _ request: some Encodable, user: String, _ make: @escaping @Sendable (Database, Int64) throws -> TimerPreset
+    ) async throws -> TimerPreset {
         let key = try Idempotency.Key(context.idempotencyKey, method: context.method, request: request)
-        return try await database.pool.write { db in
+        return try await database.pool.write { [wallClock] db in
             try Idempotency.once(db, user: user, key: key) {
+                let preset = try make(db, wallClock.now().unixMilliseconds)
                 let count = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM preset WHERE user_id = ?", arguments: [user]) ?? 0
                 guard count < TimerLimits.maximumPresets else {
                     throw BusError.resourceExhausted("at most \(TimerLimits.maximumPresets) presets per user")

@@ -30,6 +30,7 @@ struct TimerMethods: Sendable {
             _ = try await service.timers.transition(.delete, request, context)
             return Empty()
         }
+        handlers.handle(TimerTicker.updateTimer) { service, request, context in try await service.timers.update(request, context) }
         handlers.handle(TimerTicker.getTimer) { service, request, context in try await service.timers.get(request, context) }
         handlers.handle(TimerTicker.listTimers) { service, request, context in try await service.timers.list(request, context) }
     }
@@ -84,15 +85,46 @@ struct TimerMethods: Sendable {
         let user = try context.requireUser()
         try await recordOverdueCompletion(id: request.id, user: user)
         return try await change(context, request) { db, nowMs in
-            guard var row = try TimerRow.fetch(db, id: request.id, user: user) else { throw Self.notFound(request.id) }
-            if row.hasRunOut(atMs: nowMs) {
-                // The run is over though its completion is not recorded yet: record it now.
-                // The engine follows the last row synced in the transaction.
-                row = try recorder.complete(db, row, firedMs: nowMs)
-                sync.syncAfterCommit(db, row)
-            }
-            return try apply(action, to: row, db: db, nowMs: nowMs)
+            try apply(action, to: try current(db, id: request.id, user: user, nowMs: nowMs), db: db, nowMs: nowMs)
         }
+    }
+
+    /// `timers.update`: the edit screen. The status machine admits a paused or stopped timer only
+    /// (neither is in the engine, so nothing is rescheduled); a changed duration resets the
+    /// remaining time to it.
+    func update(_ request: UpdateTimerRequest, _ context: RequestContext) async throws -> CountdownTimer {
+        let user = try context.requireUser()
+        let label = try request.label.map { value throws(BusError) in try TimerRules.sanitizeLabel(value) }
+        try await recordOverdueCompletion(id: request.id, user: user)
+        return try await change(context, request) { db, nowMs in
+            var row = try current(db, id: request.id, user: user, nowMs: nowMs)
+            _ = try TimerStateMachine.apply(.update, to: row.status)
+            let duration = try TimerRules.duration(
+                hours: request.hours ?? row.hours, minutes: request.minutes ?? row.minutes, seconds: request.seconds ?? row.seconds)
+            let oldDurationMs = row.durationMs
+            (row.hours, row.minutes, row.seconds) = (duration.hours, duration.minutes, duration.seconds)
+            if row.durationMs != oldDurationMs { row.remainingMs = row.durationMs }
+            row.label = label ?? row.label
+            row.isSoundOn = request.isSoundOn ?? row.isSoundOn
+            row.isVibrationOn = request.isVibrationOn ?? row.isVibrationOn
+            row.updatedMs = nowMs
+            try row.updateEditable(db)
+            let record = row.record(nowMs: nowMs)
+            try Outbox.append(db, TimerTicker.timerUpdated, record, user: row.userId)
+            return record
+        }
+    }
+
+    /// The timer as a request finds it inside its transaction: a run that is over though its
+    /// completion is not recorded yet is recorded first (the engine follows the last row synced
+    /// in the transaction).
+    private func current(_ db: Database, id: String, user: String, nowMs: Int64) throws -> TimerRow {
+        guard var row = try TimerRow.fetch(db, id: id, user: user) else { throw Self.notFound(id) }
+        if row.hasRunOut(atMs: nowMs) {
+            row = try recorder.complete(db, row, firedMs: nowMs)
+            sync.syncAfterCommit(db, row)
+        }
+        return row
     }
 
     /// Records the completion of a run that is over but not recorded yet (the engine fires a
@@ -145,7 +177,7 @@ struct TimerMethods: Sendable {
                 row.remainingMs = row.durationMs
                 row.pendingDeletionMs = nil
                 row.firedMs = nil
-            case .duplicate, .delete, .complete:
+            case .duplicate, .delete, .complete, .update:
                 break
             }
             row.status = status
