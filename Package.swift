@@ -22,6 +22,11 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
+        // Metrics (the API every module records through) and their Prometheus exposition, served
+        // with SwiftNIO's HTTP/1 on each process's monitoring port.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -35,10 +40,13 @@ let package = Package(
         .target(name: "CThreads", path: "Shared/CThreads"),
         .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ"),
+        // The git commit stamped at build (BuildInfo in Bus).
+        .target(name: "CBuildInfo", path: "Shared/CBuildInfo"),
         .target(
             name: "Bus",
             dependencies: [
-                "Threads", "Wire", "ZMQ",
+                "CBuildInfo", "Threads", "Wire", "ZMQ",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -49,8 +57,13 @@ let package = Package(
             name: "ServiceKit",
             dependencies: [
                 "Bus", "Storage", "Threads", "Wire",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -84,6 +97,7 @@ let package = Package(
             name: "BrokerCore",
             dependencies: [
                 "Bus", "ServiceKit", "Threads", "Wire", "ZMQ",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

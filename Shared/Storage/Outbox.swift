@@ -20,12 +20,14 @@ public final class Outbox: Service, Sendable {
     public let source: String
     /// The stream's stable instance name, `<source>-<id of this database>`.
     public let instance: String
-    private let database: ServiceDatabase
+    let database: ServiceDatabase
     private let publisher: any EventPublisher
     private let logger: Logger
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let retention: Duration
+    /// The newest `seq` published in this run (0 before the first), for ``backlog()``.
+    let publishedSeq = Atomic<Int64>(0)
 
     /// Adds the outbox tables; register it with the service's other migrations.
     public static func registerMigrations(_ migrator: inout DatabaseMigrator) {
@@ -139,6 +141,7 @@ public final class Outbox: Service, Sendable {
                     try publisher.publish(topic: row.topic, header: row.header(source: source, instance: instance), payload: Data(row.payload.utf8))
                 }
                 cursor.published = last.seq
+                publishedSeq.store(last.seq, ordering: .relaxed)
             }
         } catch {
             logger.error("outbox could not publish; will retry", metadata: ["error": "\(error)"])

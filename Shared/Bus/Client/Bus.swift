@@ -235,9 +235,11 @@ public final class Bus: Sendable {
 
     // MARK: Worker connections (used by ServiceHost)
 
-    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) throws(BusError) {
+    func addWorker(
+        id: Int, service: String, credit: Int, link: WorkerLink = WorkerLink(), deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?
+    ) throws(BusError) {
         try io.submit { loop in
-            loop.add(WorkerEndpoint(service: service, credit: credit, loop: loop, deliver: deliver), id: id)
+            loop.add(WorkerEndpoint(service: service, credit: credit, link: link, loop: loop, deliver: deliver), id: id)
         }
     }
 }
