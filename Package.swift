@@ -213,11 +213,14 @@ let package = Package(
         // Tests.
         .target(
             name: "TestSupport",
-            dependencies: ["Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "Threads", "Wire", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
+        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "Threads", "Wire", "ZMQ", "ServiceKit", "TestSupport"], path: "Tests/BrokerTests"),
         .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "Threads", "Wire", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(
             name: "NotifierTests",

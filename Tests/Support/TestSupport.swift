@@ -1,5 +1,6 @@
 import BrokerCore
 import Bus
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -23,7 +24,7 @@ public func testLogger(_ label: String) -> Logger {
 /// `keys`, its sockets are CURVE servers with the broker's pair (``TestKeys``).
 public func startBroker(
     heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
-    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil
+    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil, metrics: (any MetricsFactory)? = nil
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
     configuration.curveServerKeys = keys?.broker
@@ -33,7 +34,7 @@ public func startBroker(
     configuration.subBind = sub
     configuration.heartbeatInterval = .milliseconds(heartbeatMs)
     configuration.maxQueuedPerService = maxQueue
-    let broker = try Broker(configuration: configuration, logger: testLogger("broker"))
+    let broker = try Broker(configuration: configuration, logger: testLogger("broker"), metrics: metrics)
     return (broker, try await broker.start())
 }
 

@@ -1,4 +1,5 @@
 import Bus
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -36,10 +37,14 @@ public final class Broker: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
     private let wakeup: EventFD
+    private let metricsFactory: any MetricsFactory
 
-    public init(configuration: BrokerConfiguration, logger: Logger) throws(BusError) {
+    /// A broker that records its metrics through `metrics`, by default swift-metrics'
+    /// bootstrapped factory.
+    public init(configuration: BrokerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil) throws(BusError) {
         self.configuration = configuration
         self.logger = logger
+        metricsFactory = metrics ?? MetricsSystem.factory
         do {
             wakeup = try EventFD()
         } catch {
@@ -75,7 +80,7 @@ public final class Broker: Sendable {
         blockAllSignalsOnCurrentThread()
         let loop: BrokerLoop
         do {
-            loop = try BrokerLoop(configuration: configuration, logger: logger)
+            loop = try BrokerLoop(configuration: configuration, logger: logger, metrics: BrokerMetrics.make(factory: metricsFactory))
         } catch {
             let continuation = state.withLock { state -> CheckedContinuation<Endpoints, any Error>? in
                 guard case .starting(let continuation) = state else { return nil }
@@ -95,6 +100,14 @@ public final class Broker: Sendable {
         loop.run(wakeup: wakeup) { stopRequested.load(ordering: .acquiring) }
         state.withLock { $0 = .stopped }
         markFinished()
+    }
+
+    /// Whether the broker thread is routing: started and not stopped.
+    public var isRouting: Bool {
+        state.withLock { state in
+            if case .running = state { return true }
+            return false
+        }
     }
 
     /// Stops routing: workers get DISCONNECT, queued requests UNAVAILABLE, sockets close.

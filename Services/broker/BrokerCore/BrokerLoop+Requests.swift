@@ -223,6 +223,7 @@ extension BrokerLoop {
     func replyError(_ client: Data, service: String, id: String, _ error: BusError, trace: TraceContext?) {
         let header = ReplyHeader(id: id, error: error).encoded()
         send(to: client, [MDP.Frames.empty, MDP.Frames.client, Data(service.utf8), header, MDP.Frames.empty])
+        metrics?.answered(service: service, known: services[service] != nil, code: error.code)
         if let trace { traceOwnAnswer(service: service, id: id, code: error.code, trace: trace, replyBytes: header.count) }
     }
 
