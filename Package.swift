@@ -127,6 +127,7 @@ let package = Package(
             name: "TimerTickerCore",
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -140,6 +141,7 @@ let package = Package(
             name: "AIGatewayCore",
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -183,6 +185,7 @@ let package = Package(
             name: "NotifierCore",
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -201,6 +204,7 @@ let package = Package(
             name: "IngestCore",
             dependencies: [
                 "Bus", "CToolSpawn", "Threads", "Wire", "Contracts", "ServiceKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
