@@ -289,7 +289,7 @@ let package = Package(
 // STUDYBUS_BENCHMARKS=1), so that `swift build` and CI build what users run and test.
 if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
     package.targets += [
-        .executableTarget(name: "bus-bench", dependencies: ["Bus", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", "ServiceKit", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
         .executableTarget(
             name: "TimerTickerBench",
             dependencies: ["TimerTickerCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],

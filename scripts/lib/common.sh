@@ -63,6 +63,12 @@ stamp_build_commit() {
     [ "$(cat "$header" 2>/dev/null)" = "$line" ] || printf '%s\n' "$line" >"$header"
 }
 
+# For benchmarks, metrics on and off: prints the monitoring address 127.0.0.1:PORT for a process
+# to get as METRICS_ADDRESS, or nothing when STUDYBUS_METRICS=off (then it records no metrics).
+bench_metrics_address() {
+    [ "${STUDYBUS_METRICS:-on}" = off ] || echo "127.0.0.1:$1"
+}
+
 # swift build with our own warnings treated as errors (dependencies may warn).
 build_checked() {
     stamp_build_commit
