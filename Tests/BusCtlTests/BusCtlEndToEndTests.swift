@@ -40,13 +40,27 @@ struct BusCtlEndToEndTests {
         #expect(services.out.contains("SERVICE") && services.out.contains("echo") && services.out.contains("7"))
         let health = try await busctl(["health"], world.endpoints)
         #expect(health.status == 0)
-        #expect(health.out == "broker SERVING\necho SERVING\n")
+        // Each answer names the build that gave it (wire protocol, Addition 17).
+        #expect(health.out == "broker SERVING \(BuildInfo.description)\necho SERVING \(BuildInfo.description)\n")
         let missing = try await busctl(["health", "nosuch"], world.endpoints)
         #expect(missing.status == 14)
         let describe = try await busctl(["describe", "echo"], world.endpoints)
-        #expect(describe.out.contains("echo — 5 methods, 1 events"))
+        #expect(describe.out.contains("echo — 5 methods, 1 events, \(BuildInfo.description)"))
         #expect(describe.out.contains(#"request:  {"delayMs?":"integer","text":"string"}"#))
         await world.stop()
+    }
+
+    @Test("--version names the release and the commit, like every other binary")
+    func version() async throws {
+        let result = try await busctl(["--version"], nil)
+        #expect(result.status == 0)
+        #expect(result.out == "busctl \(BuildInfo.description)\n")
+        for binary in ["broker", "store", "ingest", "scheduler", "timer-ticker", "ai-gateway", "notifier"] {
+            let process = try ChildProcess(executable: builtProductsDirectory.appending(path: binary).path, arguments: ["--version"], captureOutput: true)
+            #expect(await process.waitForExit() == 0)
+            let output = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            #expect(output == "\(binary) \(BuildInfo.description)\n")
+        }
     }
 
     @Test("tail prints events matching NATS-style patterns, as JSON lines when asked")

@@ -416,12 +416,12 @@ extension BrokerLoop {
         let payload: Data?
         switch method {
         case "_health":
-            payload = try? WireCoding.encode(HealthStatus(status: .serving))
+            payload = try? WireCoding.encode(HealthStatus(status: .serving, build: BuildInfo.stamp))
         case "_describe":
             let description = ServiceDescription(
                 service: BrokerProtocol.serviceName,
                 methods: [Reserved.health(BrokerProtocol.serviceName), Reserved.describe(BrokerProtocol.serviceName)],
-                topics: [BrokerProtocol.rpc])
+                topics: [BrokerProtocol.rpc], build: BuildInfo.stamp)
             payload = try? WireCoding.encode(description)
         default:
             payload = nil

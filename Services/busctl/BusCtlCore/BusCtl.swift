@@ -16,6 +16,7 @@ public struct BusCtl: AsyncParsableCommand {
 
         Exit status: 0 on success; the gRPC status code (1-16) when a call fails; 64 for usage errors.
         """,
+        version: "busctl \(BuildInfo.description)",
         subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self])
 
     public init() {}

@@ -45,9 +45,9 @@ extension BusCtl {
                 if service == nil { names += try await bus.call(BrokerProtocol.services, Empty(), options: options).filter { $0.workers > 0 }.map(\.name) }
                 var allServing = true
                 for name in names {
-                    let status = try await bus.call(Reserved.health(name), Empty(), options: options).status
-                    Output.line("\(name) \(status.rawValue)")
-                    allServing = allServing && status == .serving
+                    let health = try await bus.call(Reserved.health(name), Empty(), options: options)
+                    Output.line("\(name) \(health.status.rawValue)" + (health.build.map { " \($0)" } ?? ""))
+                    allServing = allServing && health.status == .serving
                 }
                 return allServing
             }
@@ -79,7 +79,8 @@ extension BusCtl {
                 Output.line((try JSONValue.parse(try WireCoding.encode(description))).prettyJSONText)
                 return
             }
-            Output.line(Output.bold(description.service) + " — \(description.methods.count) methods, \(description.events.count) events")
+            Output.line(Output.bold(description.service) + " — \(description.methods.count) methods, \(description.events.count) events"
+                        + (description.build.map { ", \($0)" } ?? ""))
             for method in description.methods {
                 Output.line("\n  \(Output.bold(method.name))  \(method.summary)")
                 if let audience = method.audience { Output.line("    audience: \(audience.rawValue) (\(audience.callers))") }

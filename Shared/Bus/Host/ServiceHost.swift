@@ -87,7 +87,7 @@ public final class ServiceHost: Service, Sendable {
         logger[metadataKey: "service"] = "\(service)"
         self.logger = logger
         handleOnIOThread(Reserved.health(service)) { [weak self] _, _ in
-            HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing)
+            HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing, build: BuildInfo.stamp)
         }
         handle(Reserved.describe(service)) { [weak self] _, _ in
             guard let self else { throw BusError.unavailable("service is stopping") }
@@ -165,7 +165,7 @@ public final class ServiceHost: Service, Sendable {
     public var description: ServiceDescription {
         let descriptors = routes.withLock { $0.values.map(\.descriptor) }
             .sorted { ($0.name.hasPrefix("_") ? 1 : 0, $0.name) < ($1.name.hasPrefix("_") ? 1 : 0, $1.name) }
-        return ServiceDescription(service: service, methods: descriptors, topics: topics)
+        return ServiceDescription(service: service, methods: descriptors, topics: topics, build: BuildInfo.stamp)
     }
 
     /// Registers with the broker and serves until graceful shutdown. Then it refuses new requests
