@@ -256,9 +256,12 @@ public final class DurableConsumer: Service, Sendable {
         var lastError: (any Error)?
         for attempt in 1...3 {
             do {
-                try await database.pool.write { db in
-                    try apply(event, db)
-                    try Self.storeCursor(db, stored.header)
+                // What the handler writes (events in its outbox) continues the event's trace.
+                try await TraceParent.$current.withValue(TraceParent.valid(stored.header.meta[TraceParent.key])) {
+                    try await database.pool.write { db in
+                        try apply(event, db)
+                        try Self.storeCursor(db, stored.header)
+                    }
                 }
                 afterCommit?()
                 return true

@@ -77,10 +77,12 @@ public final class Outbox: Service, Sendable {
     }
 
     /// Appends an event inside the caller's write transaction; returns its `seq`.
-    /// Call ``notifyCommitted()`` after the transaction commits.
+    /// Call ``notifyCommitted()`` after the transaction commits. The event carries the
+    /// `traceparent` of the work that wrote it (``TraceParent/current``), unless `meta` has one.
     @discardableResult
     public static func append<Payload>(_ db: Database, _ topic: Topic<Payload>, _ payload: Payload, user: String?, meta: [String: String] = [:]) throws -> Int64 {
         let json = String(decoding: try WireCoding.encode(payload), as: UTF8.self)
+        let meta = TraceParent.propagated(into: meta)
         let metaJSON = meta.isEmpty ? nil : JSONValue.object(meta.mapValues { .string($0) }).jsonText
         // A cached statement: one transaction may append hundreds (a material's cards).
         try db.cachedStatement(sql: "INSERT INTO bus_outbox (id, topic, user, ts, meta, payload) VALUES (?, ?, ?, ?, ?, ?)")

@@ -107,3 +107,24 @@ private struct Prometheus {
         return Double(text)
     }
 }
+
+extension SystemTests {
+    @Test("one traceparent follows an upload from ingest.submit into the store's events")
+    func traceFollowsAnUpload() async throws {
+        try await DevSystem.run { system in
+            let trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+            let user = "traced"
+            let submitted = try await system.client.call(
+                Ingest.submit, IngestSubmit(fileName: "cells.md", wait: true),
+                options: CallOptions(user: user, timeout: .seconds(60), meta: [TraceParent.key: trace],
+                                     attachment: Data("# Cells\n\nA cell is the smallest unit of life. Cells divide into two.\n".utf8)))
+            let events = try await system.client.call(Reserved.eventsReplay("store"), ReplayRequest(after: 0)).events
+                .filter { $0.header.user == user }
+            let ingested = events.filter { $0.topic == Store.materialIngested.name }
+            let cards = events.filter { $0.topic == Store.flashcardCreated.name }
+            #expect(ingested.count == 1 && !cards.isEmpty, "events: \(events.map(\.topic))")
+            #expect((ingested + cards).allSatisfy { $0.header.meta[TraceParent.key] == trace })
+            #expect(ingested.first?.payload.objectValue?["material"]?.objectValue?["id"] == .string(submitted.materialId))
+        }
+    }
+}

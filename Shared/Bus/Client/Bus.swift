@@ -145,7 +145,7 @@ public final class Bus: Sendable {
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
         try Self.checkTopic(topic)
         try checkEventSize(topic, bytes: payload.count)
-        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds) {
+        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: TraceParent.propagated(into: meta), ts: Date().unixMilliseconds) {
             (bytes: Int) throws(BusError) in try checkEventSize(topic, bytes: bytes)
         }
         if mustSend { try sendPublished() }

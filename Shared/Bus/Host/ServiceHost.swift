@@ -266,7 +266,7 @@ public final class ServiceHost: Service, Sendable {
         }
         let context = RequestContext(
             requestID: header.id, method: method, user: user, caller: header.caller, trustsUnidentifiedCallers: trustsUnidentifiedCallers,
-            meta: header.meta, idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
+            meta: header.meta, traceparent: TraceParent.valid(header.meta[TraceParent.key]), idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
         if let late = startedTooLate(context) { return .answered(late) }
         guard let route = routes.withLock({ $0[method] }) else {
@@ -280,7 +280,8 @@ public final class ServiceHost: Service, Sendable {
         case .task(let invoke):
             return .task(invoke, context)
         case .ioThread(let invoke):
-            return .answered(reply(context, Result { try invoke(request.payload, context) }))
+            guard let traceparent = context.traceparent else { return .answered(reply(context, Result { try invoke(request.payload, context) })) }
+            return .answered(reply(context, TraceParent.$current.withValue(traceparent) { Result { try invoke(request.payload, context) } }))
         }
     }
 
@@ -294,7 +295,8 @@ public final class ServiceHost: Service, Sendable {
     private func answer(_ context: RequestContext, _ invoke: () async throws -> ([UInt8], Data?)) async -> WorkerReply {
         if let late = startedTooLate(context) { return late }
         do {
-            return reply(context, .success(try await invoke()))
+            guard let traceparent = context.traceparent else { return reply(context, .success(try await invoke())) }
+            return reply(context, .success(try await TraceParent.$current.withValue(traceparent) { try await invoke() }))
         } catch {
             return reply(context, .failure(error))
         }
