@@ -173,6 +173,34 @@ struct BusCtlEndToEndTests {
         await world.stop()
     }
 
+    @Test("--json: health as an array, a failure as one JSON object on standard error")
+    func jsonOutput() async throws {
+        let world = try await EchoWorld.start()
+        let health = try await busctl(["health", "--json"], world.endpoints)
+        #expect(health.status == 0)
+        let build = try JSONValue.parse(WireCoding.encode(BuildInfo.stamp))
+        #expect(try JSONValue.parse(Data(health.out.utf8)) == .array([
+            .object(["service": .string("broker"), "status": .string("SERVING"), "build": build]),
+            .object(["service": .string("echo"), "status": .string("SERVING"), "build": build]),
+        ]))
+        let failed = try await busctl(["call", "echo", "fail", #"{"kind":"notFound"}"#, "--json"], world.endpoints)
+        #expect(failed.status == 5)
+        let lastLine = failed.err.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(try JSONValue.parse(Data(lastLine.utf8)) == .object(["error": .object([
+            "code": .int(5), "name": .string("NOT_FOUND"), "message": .string("material m1 not found"),
+        ])]))
+        await world.stop()
+    }
+
+    @Test("nothing listening at the broker's address is UNAVAILABLE naming it, not a deadline")
+    func brokerNotReachable() async throws {
+        let (broker, endpoints) = try await startBroker()
+        await broker.stop()  // its port is now closed
+        let result = try await busctl(["health", "--timeout", "1"], endpoints)
+        #expect(result.status == 14)
+        #expect(result.err.contains("UNAVAILABLE: cannot reach the broker at \(endpoints.rpc): Connection refused"))
+    }
+
     @Test("backup of a service without a database fails with UNIMPLEMENTED and writes nothing")
     func backupWithoutDatabase() async throws {
         let world = try await EchoWorld.start()
