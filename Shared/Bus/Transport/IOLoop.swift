@@ -153,6 +153,13 @@ final class IOLoop {
         do {
             try socket.set(.sendHighWaterMark, configuration.highWaterMark)
             try socket.set(.receiveHighWaterMark, configuration.highWaterMark)
+            // A connection with nothing to say (a publisher between events, a quiet subscriber)
+            // must still show traffic well within the idle cut of the networks between us and the
+            // broker (a swarm's overlay drops idle connections after 900 s): TCP keepalive probes
+            // after 300 s of silence, every 60 s.
+            try socket.set(.tcpKeepalive, 1)
+            try socket.set(.tcpKeepaliveIdle, 300)
+            try socket.set(.tcpKeepaliveInterval, 60)
             try configuration.security.apply(to: socket)
             try socket.connect(endpoint)
         } catch {
