@@ -1,7 +1,9 @@
 import BrokerCore
 import Bus
 import Foundation
+import Glibc
 import ServiceKit
+import Threads
 import ServiceLifecycle
 import TestSupport
 import Testing
@@ -24,7 +26,7 @@ private struct MonitoredEcho {
         let host = ServiceHost(bus: serviceBus, contract: Echo, logger: testLogger("echo"), metrics: monitoring.factory)
         registerEcho(on: host)
         monitoring.watchReadiness(of: [host])
-        let server = MonitoringServer(monitoring: monitoring, logger: testLogger("monitoring"))
+        let server = MonitoringServer(monitoring: monitoring, logger: testLogger("monitoring"), connectionLifetime: .seconds(2))
         let tasks = [Task { try await host.run() }, Task { try await server.run() }]
         let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
         let port = try await withTimeout { await monitoring.listeningPort() }
@@ -112,6 +114,17 @@ struct MonitoringTests {
         await world.stop()
     }
 
+    @Test("a client that trickles its request a byte at a time is cut off when the connection's time is up")
+    func tricklingClient() async throws {
+        let world = try await MonitoredEcho.start()
+        let started = ContinuousClock.now
+        let answer = try await trickle(port: world.port, Array("GET /metrics HTTP/1.1\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 100))
+        #expect(answer.isEmpty, "the server answered a request it never got whole: \(answer)")
+        #expect(ContinuousClock.now - started < .seconds(6))
+        #expect(try await httpGet(port: world.port, "/healthz").status == 200)
+        await world.stop()
+    }
+
     @Test("METRICS_ADDRESS is host:port, [v6]:port or :port, and off when unset")
     func address() throws {
         #expect(Monitoring.Address("127.0.0.1:9464") == Monitoring.Address(host: "127.0.0.1", port: 9464))
@@ -121,5 +134,31 @@ struct MonitoringTests {
         #expect(Monitoring.Address("host:99999") == nil)
         #expect(try Monitoring.fromEnvironment(service: "x", Environment([:])).isEnabled == false)
         #expect(throws: BusError.self) { try Monitoring.fromEnvironment(service: "x", Environment(["METRICS_ADDRESS": "nowhere"])) }
+    }
+}
+
+/// Sends `bytes` one at a time, 100 ms apart, until the server closes the connection; returns what
+/// it answered.
+private func trickle(port: Int, _ bytes: [UInt8]) async throws -> String {
+    try await offThePool { () throws(any Error) -> String in
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+        for byte in bytes {
+            var one = byte
+            if send(fd, &one, 1, Int32(MSG_NOSIGNAL)) <= 0 { break }
+            var probe = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&probe, 1, 100) == 1 { break }  // closed (or answered)
+        }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+        return n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
     }
 }

@@ -12,8 +12,9 @@ import Synchronization
 ///
 /// Whoever reaches the port is a stranger: requests are `GET` or `HEAD` of those three paths, a
 /// request with a body is refused, headers are bounded by NIO's parser (80 KiB), a connection
-/// silent for 10 s is closed, and at most ``maxConnections`` are served at once (more are closed
-/// as they come). Nothing served depends on what the request says beyond its method and path.
+/// silent for 10 s is closed, one lives at most a minute however it trickles, and at most
+/// ``maxConnections`` are served at once (more are closed as they come). Nothing served depends
+/// on what the request says beyond its method and path.
 ///
 /// Run it first among a process's services, so that it stops last and `/readyz` says "draining"
 /// while the rest shut down.
@@ -23,10 +24,15 @@ public struct MonitoringServer: Service {
 
     let monitoring: Monitoring
     let logger: Logger
+    /// A client that sends a byte every few seconds is never idle; this ends it anyway, so the
+    /// connection slots cannot be held for ever. Prometheus reconnects between scrapes.
+    let connectionLifetime: TimeAmount
 
-    public init(monitoring: Monitoring, logger: Logger) {
+    /// A server for `monitoring`; a connection is closed after `connectionLifetime` (a minute).
+    public init(monitoring: Monitoring, logger: Logger, connectionLifetime: Duration = .seconds(60)) {
         self.monitoring = monitoring
         self.logger = logger
+        self.connectionLifetime = TimeAmount(connectionLifetime)
     }
 
     public func run() async throws {
@@ -89,6 +95,9 @@ public struct MonitoringServer: Service {
     }
 
     private func serve(_ connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>) async {
+        let channel = connection.channel
+        let expiry = channel.eventLoop.scheduleTask(in: connectionLifetime) { channel.close(promise: nil) }
+        defer { expiry.cancel() }
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
             var hasBody = false
