@@ -22,6 +22,11 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
+        // Metrics (the API every module records through) and their Prometheus exposition, served
+        // with SwiftNIO's HTTP/1 on each process's monitoring port.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -35,10 +40,13 @@ let package = Package(
         .target(name: "CThreads", path: "Shared/CThreads"),
         .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ"),
+        // The git commit stamped at build (BuildInfo in Bus).
+        .target(name: "CBuildInfo", path: "Shared/CBuildInfo"),
         .target(
             name: "Bus",
             dependencies: [
-                "Threads", "Wire", "ZMQ",
+                "CBuildInfo", "Threads", "Wire", "ZMQ",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -49,8 +57,13 @@ let package = Package(
             name: "ServiceKit",
             dependencies: [
                 "Bus", "Storage", "Threads", "Wire",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
@@ -84,6 +97,7 @@ let package = Package(
             name: "BrokerCore",
             dependencies: [
                 "Bus", "Contracts", "ServiceKit", "Threads", "Wire", "ZMQ",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
@@ -114,6 +128,7 @@ let package = Package(
             name: "TimerTickerCore",
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -127,6 +142,7 @@ let package = Package(
             name: "AIGatewayCore",
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -170,6 +186,7 @@ let package = Package(
             name: "NotifierCore",
             dependencies: [
                 "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -188,6 +205,7 @@ let package = Package(
             name: "IngestCore",
             dependencies: [
                 "Bus", "CToolSpawn", "Threads", "Wire", "Contracts", "ServiceKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -200,11 +218,14 @@ let package = Package(
         // Tests.
         .target(
             name: "TestSupport",
-            dependencies: ["Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit",
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/Support"
         ),
         .testTarget(name: "BusTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
-        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "Threads", "Wire", "ZMQ", "TestSupport"], path: "Tests/BrokerTests"),
+        .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "Threads", "Wire", "ZMQ", "ServiceKit", "TestSupport"], path: "Tests/BrokerTests"),
         .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "Threads", "Wire", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(
             name: "NotifierTests",
@@ -270,7 +291,7 @@ let package = Package(
 // STUDYBUS_BENCHMARKS=1), so that `swift build` and CI build what users run and test.
 if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
     package.targets += [
-        .executableTarget(name: "bus-bench", dependencies: ["Bus", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
+        .executableTarget(name: "bus-bench", dependencies: ["Bus", "ServiceKit", "Threads", "Wire", .product(name: "Logging", package: "swift-log")], path: "Benchmarks/BusBench"),
         .executableTarget(
             name: "TimerTickerBench",
             dependencies: ["TimerTickerCore", "Bus", "Threads", "Wire", "Contracts", "BrokerCore", "ServiceKit", "Storage", .product(name: "GRDB", package: "GRDB.swift")],

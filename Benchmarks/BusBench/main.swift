@@ -1,6 +1,7 @@
 import Bus
 import Foundation
 import Logging
+import ServiceKit
 import Wire
 
 // bus-bench: the Swift side of scripts/bench-bus. Each mode is one process of the measured
@@ -74,8 +75,13 @@ let method = options.string("method", "echo") == "echo.task" ? echoTask : echo
 
 switch arguments[1] {
 case "worker":
+    // With METRICS_ADDRESS, as a deployed service: metrics recorded and served.
+    let monitoring = try Monitoring.fromEnvironment(service: "bench", Environment())
     let bus = try Bus(configuration: configuration(options, source: "bench"), logger: logger)
-    let host = ServiceHost(bus: bus, service: "bench", credit: options.int("credit", 128), logger: logger)
+    let host = ServiceHost(bus: bus, service: "bench", credit: options.int("credit", 128), logger: logger, metrics: monitoring.factory)
+    if monitoring.isEnabled {
+        Task { try await MonitoringServer(monitoring: monitoring, logger: logger).run() }
+    }
     host.handleOnIOThread(echo) { request, _ in request }
     host.handle(echoTask) { request, _ in request }
     try await host.run()

@@ -70,7 +70,8 @@ public final class DataOwner: Sendable {
         }
         self.bus = bus
         self.database = database
-        host = ServiceHost(bus: bus, contract: contract, credit: credit, logger: context.logger)
+        host = ServiceHost(bus: bus, contract: contract, credit: credit, logger: context.logger, metrics: context.monitoring.factory)
+        DataOwnerMonitoring.watch(database: database, outbox: outbox, service: Contract.serviceName, monitoring: context.monitoring)
         if let outbox { host.serveReplay(from: outbox) }
         host.serveBackup(of: database, policy: context.backup)
         logger = context.logger

@@ -1,4 +1,5 @@
 import Bus
+import CoreMetrics
 import Foundation
 import GRDB
 import Logging
@@ -35,6 +36,8 @@ public final class DurableConsumer: Service, Sendable {
     private let catchUpInterval: Duration
     /// The live subscription, once ``run()`` made it.
     private let subscription = Mutex<EventSubscription?>(nil)
+    /// `studybus_consumer_lag_events` per producer.
+    private let lag: [String: Meter]
 
     /// How many live events were dropped as invalid (a header out of the protocol's ranges, a
     /// malformed one); 0 before ``run()``. Each is logged too, the 1st, 2nd, 4th … with the count.
@@ -70,15 +73,20 @@ public final class DurableConsumer: Service, Sendable {
     ///   - name: the consumer's name, for logs.
     ///   - catchUpInterval: how often to ask producers for missed events even without a gap.
     ///   - afterCommit: called after each transaction that applied events (to wake other loops).
+    ///   - metrics: where its lag per source goes; swift-metrics' bootstrapped factory by default.
     public init(
         name: String, bus: Bus, database: ServiceDatabase, routes: EventRoutes, catchUpInterval: Duration = .seconds(5),
-        logger: Logger, afterCommit: (@Sendable () -> Void)? = nil
+        logger: Logger, afterCommit: (@Sendable () -> Void)? = nil, metrics: (any MetricsFactory)? = nil
     ) {
         self.name = name
         self.bus = bus
         self.database = database
         self.routes = routes
         producers = Set(routes.sources.map(\.service))
+        let factory = metrics ?? MetricsSystem.factory
+        lag = Dictionary(uniqueKeysWithValues: producers.map { producer in
+            (producer, Meter(label: "studybus_consumer_lag_events", dimensions: [("consumer", name), ("source", producer)], factory: factory))
+        })
         self.catchUpInterval = catchUpInterval
         self.logger = logger
         self.afterCommit = afterCommit
@@ -114,6 +122,7 @@ public final class DurableConsumer: Service, Sendable {
                     case .event(let event):
                         await receive(event, state: &state)
                     }
+                    for (producer, meter) in lag { meter.set(state.lag(producer)) }
                 }
                 group.cancelAll()
             }
@@ -128,6 +137,8 @@ public final class DurableConsumer: Service, Sendable {
         /// Per source, the instance whose cursor moved last (the producer's current stream).
         var currentInstance: [String: String] = [:]
         var loaded = false
+        /// The newest `seq` known of each stream (from its events and replays), keyed as `cursors`.
+        var newest: [String: Int64] = [:]
 
         func cursor(_ source: String, _ instance: String) -> Int64 { cursors[source + "\u{0}" + instance] ?? 0 }
 
@@ -136,6 +147,16 @@ public final class DurableConsumer: Service, Sendable {
         mutating func set(_ header: EventHeader) {
             cursors[header.source + "\u{0}" + header.instance] = header.seq
             currentInstance[header.source] = header.instance
+        }
+
+        mutating func saw(_ source: String, _ instance: String, seq: Int64) {
+            newest[source + "\u{0}" + instance] = max(seq, newest[source + "\u{0}" + instance] ?? 0)
+        }
+
+        /// Events of `source`'s current stream known but not applied yet.
+        func lag(_ source: String) -> Int64 {
+            guard let instance = currentInstance[source] else { return 0 }
+            return max(0, (newest[source + "\u{0}" + instance] ?? 0) - cursor(source, instance))
         }
     }
 
@@ -161,6 +182,7 @@ public final class DurableConsumer: Service, Sendable {
         await loadCursors(&state)
         let header = event.header
         guard producers.contains(header.source) else { return }
+        state.saw(header.source, header.instance, seq: header.seq)
         let cursor = state.cursor(header.source, header.instance)
         if state.knows(header.source, header.instance) && header.seq == cursor + 1 {
             await apply([StoredEvent(topic: event.topic, header: header, payload: (try? JSONValue.parse(event.payload)) ?? .null)], state: &state)
@@ -186,6 +208,7 @@ public final class DurableConsumer: Service, Sendable {
                 return
             }
             guard let streamInstance = response.instance else { return }
+            state.saw(service, streamInstance, seq: response.lastSeq)
             if !confirmed && streamInstance != instance {
                 // The producer has a stream we have no cursor for (new database): start it at 0.
                 instance = streamInstance
@@ -233,9 +256,12 @@ public final class DurableConsumer: Service, Sendable {
         var lastError: (any Error)?
         for attempt in 1...3 {
             do {
-                try await database.pool.write { db in
-                    try apply(event, db)
-                    try Self.storeCursor(db, stored.header)
+                // What the handler writes (events in its outbox) continues the event's trace.
+                try await TraceParent.$current.withValue(TraceParent.valid(stored.header.meta[TraceParent.key])) {
+                    try await database.pool.write { db in
+                        try apply(event, db)
+                        try Self.storeCursor(db, stored.header)
+                    }
                 }
                 afterCommit?()
                 return true

@@ -1,4 +1,5 @@
 import Bus
+import CoreMetrics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -13,8 +14,9 @@ import Wire
 ///
 /// It bootstraps logging once from `LOG_LEVEL` and `LOG_FORMAT`, reads the service's
 /// configuration and the bus settings from the environment (logging a warning while
-/// `BUS_SECURITY` is off), builds the service and runs its services in a `ServiceGroup` that
-/// shuts down gracefully on SIGTERM or SIGINT.
+/// `BUS_SECURITY` is off), bootstraps metrics when `METRICS_ADDRESS` is set, builds the service
+/// and runs its services in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT,
+/// after the ``MonitoringServer``, which therefore stops last.
 public enum ServiceRunner {
     /// Bootstraps logging from `LOG_LEVEL` and `LOG_FORMAT`; returns the root logger.
     public static func bootstrapLogging(label: String, environment: Environment) -> Logger {
@@ -25,26 +27,42 @@ public enum ServiceRunner {
     }
 
     /// Runs `Service` until a signal stops it; exits with status 0 then, 1 on a start-up or
-    /// runtime error, 2 on a configuration error. `--help` prints the usage and exits.
+    /// runtime error, 2 on a configuration error. `--help` prints the usage and `--version` the
+    /// version, and exit.
     public static func run<Service: StudyBusService>(_ type: Service.Type, environment: Environment = Environment()) async -> Never {
         let name = Service.Configuration.serviceName
-        if CommandLine.arguments.dropFirst().contains(where: { $0 == "--help" || $0 == "-h" }) {
+        let arguments = CommandLine.arguments.dropFirst()
+        if arguments.contains(where: { $0 == "--help" || $0 == "-h" }) {
             print(Service.Configuration.usage)
+            exit(0)
+        }
+        if arguments.contains("--version") {
+            print("\(name) \(BuildInfo.description)")
             exit(0)
         }
         let logger = bootstrapLogging(label: name, environment: environment)
         do {
             _ = try environment.logLevel()
             _ = try environment.logFormat()
+            let monitoring = try Monitoring.fromEnvironment(service: name, environment)
+            if monitoring.isEnabled { MetricsSystem.bootstrap(monitoring.factory) }
+            logger.info("starting", metadata: [
+                "version": "\(BuildInfo.version)", "commit": "\(BuildInfo.commit)",
+                "metrics": "\(monitoring.address.map { "\($0)" } ?? "off")",
+            ])
             let context = ServiceContext(
                 configuration: try Service.Configuration(environment: environment), logger: logger,
-                busConfiguration: try .fromEnvironment(service: name, environment.values), backup: try environment.backupPolicy())
+                busConfiguration: try .fromEnvironment(service: name, environment.values), backup: try environment.backupPolicy(),
+                monitoring: monitoring)
             switch context.busConfiguration.security {
             case .off: logger.warning("\(BusSecurity.offWarning)")
             case .curve(let keys): logger.info("bus security on (CurveZMQ)", metadata: ["curvePublic": "\(keys.keyPair.publicKey)", "broker": "\(keys.brokerKey)"])
             }
             let service = try Service(context: context)
-            try await runGroup(service.services, logger: logger)
+            let services = service.services
+            monitoring.watchReadiness(of: services.compactMap { $0 as? any ReadinessReporting })
+            let server: [any ServiceLifecycle.Service] = monitoring.isEnabled ? [MonitoringServer(monitoring: monitoring, logger: logger)] : []
+            try await runGroup(server + services, logger: logger)
             // Handlers hold the service weakly: it must live as long as its services run.
             withExtendedLifetime(service) {}
             logger.info("stopped")

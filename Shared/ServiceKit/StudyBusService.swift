@@ -50,8 +50,9 @@ extension ServiceConfiguration {
 
         The StudyBus \(serviceName) service. Configured by environment variables: the bus endpoints
         (BUS_RPC, BUS_PUB, BUS_SUB), its keys (BUS_SECURITY, default on; BUS_KEY, BUS_BROKER_KEY),
-        DATA_DIR, LOG_LEVEL, LOG_FORMAT and the service's own, listed with their defaults in
-        docs/operations.md (Settings).
+        DATA_DIR, LOG_LEVEL, LOG_FORMAT, METRICS_ADDRESS (host:port of /metrics, /healthz and /readyz;
+        off when unset) and the service's own, listed with their defaults in docs/operations.md
+        (Settings). --version prints the version and the git commit it was built from.
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
     }
@@ -65,12 +66,18 @@ public struct ServiceContext<Configuration: ServiceConfiguration>: Sendable {
     public var busConfiguration: BusConfiguration
     /// How `_backup` copies are made, for a service that owns data (`BACKUP_MIN_FREE_BYTES`).
     public var backup: BackupPolicy
+    /// The process's metrics and readiness (`METRICS_ADDRESS`); off unless given.
+    public var monitoring: Monitoring
 
-    public init(configuration: Configuration, logger: Logger, busConfiguration: BusConfiguration, backup: BackupPolicy = BackupPolicy()) {
+    public init(
+        configuration: Configuration, logger: Logger, busConfiguration: BusConfiguration, backup: BackupPolicy = BackupPolicy(),
+        monitoring: Monitoring? = nil
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.busConfiguration = busConfiguration
         self.backup = backup
+        self.monitoring = monitoring ?? Monitoring(service: Configuration.serviceName, address: nil)
     }
 
     /// The service's name on the bus.

@@ -20,12 +20,14 @@ public final class Outbox: Service, Sendable {
     public let source: String
     /// The stream's stable instance name, `<source>-<id of this database>`.
     public let instance: String
-    private let database: ServiceDatabase
+    let database: ServiceDatabase
     private let publisher: any EventPublisher
     private let logger: Logger
     private let wakeups: AsyncStream<Void>
     private let wake: AsyncStream<Void>.Continuation
     private let retention: Duration
+    /// The newest `seq` published in this run (0 before the first), for ``backlog()``.
+    let publishedSeq = Atomic<Int64>(0)
 
     /// Adds the outbox tables; register it with the service's other migrations.
     public static func registerMigrations(_ migrator: inout DatabaseMigrator) {
@@ -75,10 +77,12 @@ public final class Outbox: Service, Sendable {
     }
 
     /// Appends an event inside the caller's write transaction; returns its `seq`.
-    /// Call ``notifyCommitted()`` after the transaction commits.
+    /// Call ``notifyCommitted()`` after the transaction commits. The event carries the
+    /// `traceparent` of the work that wrote it (``TraceParent/current``), unless `meta` has one.
     @discardableResult
     public static func append<Payload>(_ db: Database, _ topic: Topic<Payload>, _ payload: Payload, user: String?, meta: [String: String] = [:]) throws -> Int64 {
         let json = String(decoding: try WireCoding.encode(payload), as: UTF8.self)
+        let meta = TraceParent.propagated(into: meta)
         let metaJSON = meta.isEmpty ? nil : JSONValue.object(meta.mapValues { .string($0) }).jsonText
         // A cached statement: one transaction may append hundreds (a material's cards).
         try db.cachedStatement(sql: "INSERT INTO bus_outbox (id, topic, user, ts, meta, payload) VALUES (?, ?, ?, ?, ?, ?)")
@@ -148,6 +152,7 @@ public final class Outbox: Service, Sendable {
                     }
                 }
                 cursor.published = last.seq
+                publishedSeq.store(last.seq, ordering: .relaxed)
             }
         } catch {
             logger.error("outbox could not publish; will retry", metadata: ["error": "\(error)"])

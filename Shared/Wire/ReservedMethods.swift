@@ -6,7 +6,26 @@ import Foundation
 public struct HealthStatus: Codable, Sendable, Equatable {
     public enum Status: String, WireEnum { case serving = "SERVING", notServing = "NOT_SERVING" }
     public var status: Status
-    public init(status: Status) { self.status = status }
+    /// The build of the instance that answered (wire protocol, Addition 17); absent from one
+    /// built before it.
+    public var build: BuildStamp?
+    public init(status: Status, build: BuildStamp? = nil) {
+        self.status = status
+        self.build = build
+    }
+}
+
+/// Which build of a program answers: its release version and the git commit it was built from
+/// (`unknown` when the build was not stamped). Addition 17 of the wire protocol.
+public struct BuildStamp: Codable, Sendable, Equatable, CustomStringConvertible {
+    public var version: String
+    public var commit: String
+    public init(version: String, commit: String) {
+        self.version = version
+        self.commit = commit
+    }
+
+    public var description: String { "\(version) (commit \(commit))" }
 }
 
 /// `_describe` response: what a service serves and publishes.
@@ -26,11 +45,14 @@ public struct ServiceDescription: Codable, Sendable {
         public var payload: JSONValue
     }
     public var service: String
+    /// The build of the instance that answered (Addition 17); absent from one built before it.
+    public var build: BuildStamp?
     public var methods: [MethodInfo]
     public var events: [EventInfo]
 
-    public init(service: String, methods: [any MethodDescriptor], topics: [any TopicDescriptor]) {
+    public init(service: String, methods: [any MethodDescriptor], topics: [any TopicDescriptor], build: BuildStamp? = nil) {
         self.service = service
+        self.build = build
         self.methods = methods.map {
             MethodInfo(name: $0.name, summary: $0.summary, audience: $0.audience, request: $0.requestShape, response: $0.responseShape)
         }

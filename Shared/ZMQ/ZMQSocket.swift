@@ -30,6 +30,10 @@ public struct ZMQIntOption: Sendable {
     public static let sendTimeoutMs = ZMQIntOption(raw: ZMQ_SNDTIMEO)
     public static let receiveTimeoutMs = ZMQIntOption(raw: ZMQ_RCVTIMEO)
     public static let tcpKeepalive = ZMQIntOption(raw: ZMQ_TCP_KEEPALIVE)
+    /// Seconds a TCP connection is idle before the first keepalive probe (`TCP_KEEPIDLE`).
+    public static let tcpKeepaliveIdle = ZMQIntOption(raw: ZMQ_TCP_KEEPALIVE_IDLE)
+    /// Seconds between keepalive probes (`TCP_KEEPINTVL`).
+    public static let tcpKeepaliveInterval = ZMQIntOption(raw: ZMQ_TCP_KEEPALIVE_INTVL)
     public static let linger = ZMQIntOption(raw: ZMQ_LINGER)
     /// 1: the socket is a CURVE server (it needs ``ZMQBytesOption/curveSecretKey`` too).
     public static let curveServer = ZMQIntOption(raw: ZMQ_CURVE_SERVER)

@@ -40,13 +40,27 @@ struct BusCtlEndToEndTests {
         #expect(services.out.contains("SERVICE") && services.out.contains("echo") && services.out.contains("7"))
         let health = try await busctl(["health"], world.endpoints)
         #expect(health.status == 0)
-        #expect(health.out == "broker SERVING\necho SERVING\n")
+        // Each answer names the build that gave it (wire protocol, Addition 17).
+        #expect(health.out == "broker SERVING \(BuildInfo.description)\necho SERVING \(BuildInfo.description)\n")
         let missing = try await busctl(["health", "nosuch"], world.endpoints)
         #expect(missing.status == 14)
         let describe = try await busctl(["describe", "echo"], world.endpoints)
-        #expect(describe.out.contains("echo — 5 methods, 1 events"))
+        #expect(describe.out.contains("echo — 5 methods, 1 events, \(BuildInfo.description)"))
         #expect(describe.out.contains(#"request:  {"delayMs?":"integer","text":"string"}"#))
         await world.stop()
+    }
+
+    @Test("--version names the release and the commit, like every other binary")
+    func version() async throws {
+        let result = try await busctl(["--version"], nil)
+        #expect(result.status == 0)
+        #expect(result.out == "busctl \(BuildInfo.description)\n")
+        for binary in ["broker", "store", "ingest", "scheduler", "timer-ticker", "ai-gateway", "notifier"] {
+            let process = try ChildProcess(executable: builtProductsDirectory.appending(path: binary).path, arguments: ["--version"], captureOutput: true)
+            #expect(await process.waitForExit() == 0)
+            let output = String(decoding: process.output?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
+            #expect(output == "\(binary) \(BuildInfo.description)\n")
+        }
     }
 
     @Test("tail prints events matching NATS-style patterns, as JSON lines when asked")
@@ -157,6 +171,34 @@ struct BusCtlEndToEndTests {
         #expect(result.status == 0)
         #expect(result.err.contains("missed 1 event(s) from gappy"))
         await world.stop()
+    }
+
+    @Test("--json: health as an array, a failure as one JSON object on standard error")
+    func jsonOutput() async throws {
+        let world = try await EchoWorld.start()
+        let health = try await busctl(["health", "--json"], world.endpoints)
+        #expect(health.status == 0)
+        let build = try JSONValue.parse(WireCoding.encode(BuildInfo.stamp))
+        #expect(try JSONValue.parse(Data(health.out.utf8)) == .array([
+            .object(["service": .string("broker"), "status": .string("SERVING"), "build": build]),
+            .object(["service": .string("echo"), "status": .string("SERVING"), "build": build]),
+        ]))
+        let failed = try await busctl(["call", "echo", "fail", #"{"kind":"notFound"}"#, "--json"], world.endpoints)
+        #expect(failed.status == 5)
+        let lastLine = failed.err.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(try JSONValue.parse(Data(lastLine.utf8)) == .object(["error": .object([
+            "code": .int(5), "name": .string("NOT_FOUND"), "message": .string("material m1 not found"),
+        ])]))
+        await world.stop()
+    }
+
+    @Test("nothing listening at the broker's address is UNAVAILABLE naming it, not a deadline")
+    func brokerNotReachable() async throws {
+        let (broker, endpoints) = try await startBroker()
+        await broker.stop()  // its port is now closed
+        let result = try await busctl(["health", "--timeout", "1"], endpoints)
+        #expect(result.status == 14)
+        #expect(result.err.contains("UNAVAILABLE: cannot reach the broker at \(endpoints.rpc): Connection refused"))
     }
 
     @Test("backup of a service without a database fails with UNIMPLEMENTED and writes nothing")

@@ -77,7 +77,7 @@ struct KeysTests {
         #expect(missing.status == Int32(StatusCode.failedPrecondition.rawValue))
         #expect(missing.err.contains("BUS_KEY is not set"))
         let secure = try await busctl(["health", "broker"], endpoints, environment: keys.environment("busctl"))
-        #expect(secure.status == 0 && secure.out == "broker SERVING\n")
+        #expect(secure.status == 0 && secure.out == "broker SERVING \(BuildInfo.description)\n")
         #expect(!secure.err.contains("BUS_SECURITY=off"))
         let plain = try await busctl(["health", "broker", "--timeout", "1"], endpoints)
         #expect(plain.status == Int32(StatusCode.deadlineExceeded.rawValue))

@@ -55,7 +55,9 @@ if sys.argv[1] == "curve":
     client.setsockopt(zmq.RCVTIMEO, 20000)
     client.connect(rpc)
     header, payload = request(client, "echo", "_health")
-    check(header["code"] == 0 and json.loads(payload) == {"status": "SERVING"}, "health over CURVE: %r %r" % (header, payload))
+    health = json.loads(payload)
+    check(header["code"] == 0 and health["status"] == "SERVING" and set(health["build"]) == {"version", "commit"},
+          "health over CURVE (status, and the build that answers: Addition 17): %r %r" % (header, payload))
     header, payload = request(client, "echo", "echo", b'{"text":"hi"}')
     check(header["code"] == 0 and json.loads(payload)["text"] == "hi", "echo over CURVE: %r %r" % (header, payload))
     plain = ctx.socket(zmq.DEALER)

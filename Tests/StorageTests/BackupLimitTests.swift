@@ -115,6 +115,18 @@ struct BackupLimitTests {
         await world.stop()
     }
 
+    @Test("busctl backup --json prints the copy's description and where it went")
+    func busctlBackupJSON() async throws {
+        let world = try await BackupWorld.start()
+        let target = try temporaryDirectory().appending(path: "notes.sqlite")
+        let result = try await busctl(["backup", "notes", target.path, "--json"], world.endpoints, timeout: .seconds(60))
+        #expect(result.status == 0, "busctl failed: \(result.err)")
+        let printed = try JSONValue.parse(Data(result.out.utf8))
+        #expect(printed["service"] == .string("notes") && printed["path"] == .string(target.path))
+        #expect(printed["bytes"]?.intValue == Int64(try Data(contentsOf: target).count))
+        await world.stop()
+    }
+
     @Test("busctl backup replaces a destination that is a symbolic link instead of writing through it")
     func busctlDoesNotFollowLinks() async throws {
         let world = try await BackupWorld.start()

@@ -63,6 +63,7 @@ public final class ConcurrencyGauge: Sendable {
     private let state = Mutex((current: 0, maximum: 0, total: 0))
     public func enter() { state.withLock { $0.current += 1; $0.total += 1; $0.maximum = max($0.maximum, $0.current) } }
     public func leave() { state.withLock { $0.current -= 1 } }
+    public var current: Int { state.withLock { $0.current } }
     public var maximum: Int { state.withLock { $0.maximum } }
     public var total: Int { state.withLock { $0.total } }
 }

@@ -1,5 +1,6 @@
 import BrokerCore
 import Bus
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -25,7 +26,8 @@ public func testLogger(_ label: String) -> Logger {
 /// `contracts` (and echo's) may be published besides StudyBus's.
 public func startBroker(
     heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
-    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil, contracts: [any ServiceContract] = []
+    pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil, contracts: [any ServiceContract] = [],
+    metrics: (any MetricsFactory)? = nil
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
     // The tests' own services publish too.
@@ -38,7 +40,7 @@ public func startBroker(
     configuration.subBind = sub
     configuration.heartbeatInterval = .milliseconds(heartbeatMs)
     configuration.maxQueuedPerService = maxQueue
-    let broker = try Broker(configuration: configuration, logger: testLogger("broker"))
+    let broker = try Broker(configuration: configuration, logger: testLogger("broker"), metrics: metrics)
     return (broker, try await broker.start())
 }
 

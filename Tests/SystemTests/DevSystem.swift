@@ -31,6 +31,7 @@ final class DevSystem: Sendable {
         var environment = quickSettings
         environment["STUDYBUS_DATA"] = data.path
         environment["STUDYBUS_BIN"] = builtProductsDirectory.path
+        environment["STUDYBUS_METRICS_BASE"] = String(try freePortBlock(count: 40))
         for (name, port) in [("RPC", rpc), ("PUB", pub), ("SUB", sub)] {
             environment["BUS_\(name)"] = "tcp://127.0.0.1:\(port)"
             environment["BUS_\(name)_BIND"] = "tcp://127.0.0.1:\(port)"
@@ -161,6 +162,23 @@ func freePort() throws -> Int {
         if canBind(port) { return port }
     }
     throw BusError.unavailable("no free port below the ephemeral range \(ephemeralStart)")
+}
+
+/// The first of `count` consecutive free ports (below the ephemeral range, like ``freePort()``),
+/// for the monitoring ports `scripts/dev` hands out from `STUDYBUS_METRICS_BASE` on.
+func freePortBlock(count: Int) throws -> Int {
+    for _ in 0..<200 {
+        let base = try freePort()
+        let block = base..<(base + count)
+        guard block.upperBound < 32_768 else { continue }
+        let taken = handedOutPorts.withLock { ports in
+            guard block.dropFirst().allSatisfy({ !ports.contains($0) }) else { return true }
+            ports.formUnion(block)
+            return false
+        }
+        if !taken && block.allSatisfy(canBind) { return base }
+    }
+    throw BusError.unavailable("no block of \(count) free ports")
 }
 
 /// Whether a TCP socket can bind 127.0.0.1:`port` now.

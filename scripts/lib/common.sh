@@ -51,8 +51,26 @@ ensure_python_venv() {
     fi
 }
 
+# Writes the git commit (12 hex digits, -dirty with uncommitted changes) into the header that
+# BuildInfo.commit is compiled from, only when it changed, so an unchanged tree rebuilds nothing.
+# Outside a git checkout it leaves the header alone (the build then says "unknown").
+stamp_build_commit() {
+    local commit header="$ROOT/Shared/CBuildInfo/build-commit.h" line
+    commit=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null) || return 0
+    git -C "$ROOT" diff --quiet HEAD -- 2>/dev/null || commit="$commit-dirty"
+    line="#define STUDYBUS_BUILD_COMMIT \"$commit\""
+    [ "$(cat "$header" 2>/dev/null)" = "$line" ] || printf '%s\n' "$line" >"$header"
+}
+
+# For benchmarks, metrics on and off: prints the monitoring address 127.0.0.1:PORT for a process
+# to get as METRICS_ADDRESS, or nothing when STUDYBUS_METRICS=off (then it records no metrics).
+bench_metrics_address() {
+    [ "${STUDYBUS_METRICS:-on}" = off ] || echo "127.0.0.1:$1"
+}
+
 # swift build with our own warnings treated as errors (dependencies may warn).
 build_checked() {
+    stamp_build_commit
     local output status=0
     output=$(swift build "$@" 2>&1) || status=$?
     printf '%s\n' "$output" | grep -vE '^\[[0-9]+/[0-9]+\]' || true

@@ -1,4 +1,5 @@
 import Bus
+import CoreMetrics
 import Foundation
 import Logging
 import Synchronization
@@ -45,12 +46,16 @@ public final class Broker: Sendable {
     private let initialAccess: BrokerAccess?
     private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
     private let wakeup: EventFD
+    private let metricsFactory: any MetricsFactory
 
+    /// A broker that records its metrics through `metrics`, by default swift-metrics'
+    /// bootstrapped factory.
     /// - Throws: `FAILED_PRECONDITION` when the broker has CURVE keys but no allowlist, or the
     ///   allowlist cannot be read (naming the file and line).
-    public init(configuration: BrokerConfiguration, logger: Logger) throws(BusError) {
+    public init(configuration: BrokerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil) throws(BusError) {
         self.configuration = configuration
         self.logger = logger
+        metricsFactory = metrics ?? MetricsSystem.factory
         if configuration.curveServerKeys != nil {
             guard let path = configuration.allowlistPath, !path.isEmpty else {
                 throw .failedPrecondition(
@@ -95,7 +100,7 @@ public final class Broker: Sendable {
         blockAllSignalsOnCurrentThread()
         let loop: BrokerLoop
         do {
-            loop = try BrokerLoop(configuration: configuration, access: initialAccess, logger: logger)
+            loop = try BrokerLoop(configuration: configuration, access: initialAccess, logger: logger, metrics: BrokerMetrics.make(factory: metricsFactory))
         } catch {
             let continuation = state.withLock { state -> CheckedContinuation<Endpoints, any Error>? in
                 guard case .starting(let continuation) = state else { return nil }
@@ -125,6 +130,14 @@ public final class Broker: Sendable {
     public func reloadAllowlist() {
         reloadRequested.store(true, ordering: .releasing)
         wakeup.signal()
+    }
+
+    /// Whether the broker thread is routing: started and not stopped.
+    public var isRouting: Bool {
+        state.withLock { state in
+            if case .running = state { return true }
+            return false
+        }
     }
 
     /// Stops routing: workers get DISCONNECT, queued requests UNAVAILABLE, sockets close.

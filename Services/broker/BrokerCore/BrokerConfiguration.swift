@@ -121,7 +121,7 @@ public final class BrokerService: StudyBusService {
     public init(context: ServiceContext<BrokerConfiguration>) throws {
         var configuration = context.configuration
         configuration.curveServerKeys = context.busConfiguration.security.keys?.keyPair
-        broker = try Broker(configuration: configuration, logger: context.logger)
+        broker = try Broker(configuration: configuration, logger: context.logger, metrics: context.monitoring.factory)
     }
 
     public var services: [any Service] { [BrokerRunner(broker: broker), AllowlistReloader(broker: broker)] }

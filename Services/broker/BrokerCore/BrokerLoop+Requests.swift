@@ -249,6 +249,7 @@ extension BrokerLoop {
     func replyError(_ client: Data, service: String, id: String, _ error: BusError, trace: TraceContext?) {
         let header = ReplyHeader(id: id, error: error).encoded()
         send(to: client, [MDP.Frames.empty, MDP.Frames.client, Data(service.utf8), header, MDP.Frames.empty])
+        metrics?.answered(service: service, known: services[service] != nil, code: error.code)
         if let trace { traceOwnAnswer(service: service, id: id, code: error.code, trace: trace, replyBytes: header.count) }
     }
 
@@ -462,12 +463,12 @@ extension BrokerLoop {
             }
             payload = try? WireCoding.encode(securityStatus)
         case "_health":
-            payload = try? WireCoding.encode(HealthStatus(status: .serving))
+            payload = try? WireCoding.encode(HealthStatus(status: .serving, build: BuildInfo.stamp))
         case "_describe":
             let description = ServiceDescription(
                 service: BrokerProtocol.serviceName,
                 methods: [Reserved.health(BrokerProtocol.serviceName), Reserved.describe(BrokerProtocol.serviceName), BrokerProtocol.security],
-                topics: [BrokerProtocol.rpc])
+                topics: [BrokerProtocol.rpc], build: BuildInfo.stamp)
             payload = try? WireCoding.encode(description)
         default:
             payload = nil

@@ -56,10 +56,13 @@ final class BrokerLoop {
     /// The endpoints actually bound (ports resolved), in connectable form.
     let boundEndpoints: Broker.Endpoints
 
-    init(configuration: BrokerConfiguration, access: BrokerAccess?, logger: Logger) throws(ZMQError) {
+    let metrics: BrokerMetrics?
+
+    init(configuration: BrokerConfiguration, access: BrokerAccess?, logger: Logger, metrics: BrokerMetrics? = nil) throws(ZMQError) {
         self.configuration = configuration
         self.access = access
         self.logger = logger
+        self.metrics = metrics
         tracer = RPCTracer(instance: configuration.instance)
         workerLiveness = configuration.heartbeatInterval * configuration.heartbeatLiveness
         context = try ZMQContext()
@@ -283,6 +286,8 @@ final class BrokerLoop {
 
     private func forwardEvents() {
         let frame = forwardFrame
+        var forwarded = 0
+        defer { metrics?.forwarded(events: forwarded) }
         for _ in 0..<Self.readBatch {
             do {
                 guard try xsub.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
@@ -300,6 +305,7 @@ final class BrokerLoop {
                     more = xsub.frameHasMore(frame)
                     try xpub.send(frame: frame, more: more)
                 }
+                forwarded += 1
             } catch {
                 logger.warning("event forwarding failed", metadata: ["error": "\(error)"])
                 return
@@ -342,6 +348,7 @@ final class BrokerLoop {
             }
         }
         expireServices(now: now)
+        metrics?.sample(services)
         slowConsumers.forget(cutOffBefore: now - SlowConsumers.memory)
     }
 

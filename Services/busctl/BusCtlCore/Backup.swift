@@ -26,6 +26,7 @@ extension BusCtl {
         @Argument(help: "The service, e.g. store.") var service: String
         @Argument(help: "Where to write the copy; replaced if it exists.") var file: String
         @Option(help: "Seconds to wait for the copy.") var timeout: Double = 300
+        @Flag(help: "Print what was written as one JSON object: the service's description of the copy and the file.") var json = false
         @OptionGroup var endpoints: EndpointOptions
 
         func validate() throws {
@@ -34,7 +35,7 @@ extension BusCtl {
 
         func run() async throws {
             let destination = URL(fileURLWithPath: file)
-            let (info, data) = try await withBus(endpoints) { bus in
+            let (info, data) = try await withBus(endpoints, json: json) { bus in
                 let options = CallOptions(timeout: .seconds(saturating: timeout))
                 do {
                     let (info, attachment) = try await bus.callWithAttachment(Reserved.backup(service), Empty(), options: options)
@@ -44,6 +45,12 @@ extension BusCtl {
                 }
             }
             try AtomicFile.write(data, to: destination)
+            if json {
+                var fields = try JSONValue.parse(WireCoding.encode(info)).objectValue ?? [:]
+                fields["path"] = .string(destination.path)
+                Output.line(Output.printableJSON(JSONValue.object(fields).jsonText))
+                return
+            }
             Output.line("\(info.service): \(info.bytes) bytes, sha256 \(info.sha256), \(info.migrations.count) migrations"
                 + (info.migrations.last.map { " (newest: \($0))" } ?? "") + " -> \(destination.path)")
         }

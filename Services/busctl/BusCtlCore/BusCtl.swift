@@ -14,8 +14,12 @@ public struct BusCtl: AsyncParsableCommand {
         file, an operator's) and BUS_BROKER_KEY (the broker's public key file); BUS_SECURITY=off
         connects without them, to a broker that runs without security too.
 
-        Exit status: 0 on success; the gRPC status code (1-16) when a call fails; 64 for usage errors.
+        Exit status: 0 on success; the gRPC status code (1-16) when a call fails (14, UNAVAILABLE,
+        also when nothing listens at the broker's address); 64 for usage errors. With --json the
+        last line on standard error of a failed call is one JSON object:
+        {"error":{"code","name","message","details"}}.
         """,
+        version: "busctl \(BuildInfo.description)",
         subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self])
 
     public init() {}
@@ -55,28 +59,45 @@ struct CallFailed: Error, CustomStringConvertible {
 
 extension AsyncParsableCommand {
     /// Runs `body` with a connected bus and shuts it down afterwards; a ``BusError`` becomes
-    /// the exit status.
-    func withBus<T>(_ endpoints: EndpointOptions, _ body: (Bus) async throws -> T) async throws -> T {
+    /// the exit status, printed as text or, with `json`, as one JSON object. A call that ran
+    /// out of time because nothing listens at the broker's address says so, as UNAVAILABLE.
+    func withBus<T>(_ endpoints: EndpointOptions, json: Bool = false, _ body: (Bus) async throws -> T) async throws -> T {
         let bus: Bus
         do {
             bus = try endpoints.connect()
         } catch {
-            Output.error("\(error.code.name): \(error.message)")
-            throw ExitCode(Int32(error.code.rawValue))
+            throw Self.failed(error, json: json)
         }
         do {
             let result = try await body(bus)
             await bus.shutdown()
             return result
-        } catch let error as BusError {
+        } catch var error as BusError {
+            let endpoint = bus.configuration.rpcEndpoint
             await bus.shutdown()
-            Output.error("\(error.code.name): \(error.message)")
-            if let details = error.details { Output.error("details: \(details.jsonText)") }
-            throw ExitCode(Int32(error.code.rawValue))
+            if error.code == .deadlineExceeded, let reason = BrokerProbe.unreachable(endpoint) {
+                error = BusError(.unavailable, "cannot reach the broker at \(endpoint): \(reason) (BUS_RPC or --bus-rpc say where it is)")
+            }
+            throw Self.failed(error, json: json)
         } catch {
             await bus.shutdown()
             throw error
         }
+    }
+
+    /// Prints `error` on standard error and returns the exit status that ends busctl with its code.
+    static func failed(_ error: BusError, json: Bool) -> ExitCode {
+        if json {
+            var fields: [String: JSONValue] = [
+                "code": .int(Int64(error.code.rawValue)), "name": .string(error.code.name), "message": .string(error.message),
+            ]
+            if let details = error.details { fields["details"] = details }
+            Output.error(JSONValue.object(["error": .object(fields)]).jsonText)
+        } else {
+            Output.error("\(error.code.name): \(error.message)")
+            if let details = error.details { Output.error("details: \(details.jsonText)") }
+        }
+        return ExitCode(Int32(error.code.rawValue))
     }
 }
 

@@ -28,6 +28,8 @@ extension BusCtl {
         @Option(help: "Send this file as the attachment frame.") var attach: String?
         @Option(help: "Write the reply's attachment to this file.") var saveAttachment: String?
         @Flag(help: "Print compact JSON on one line.") var compact = false
+        @Flag(name: .customLong("json"), help: "Report a failure as one JSON object on standard error (the response is JSON anyway).")
+        var jsonErrors = false
         @OptionGroup var endpoints: EndpointOptions
 
         func validate() throws {
@@ -46,7 +48,7 @@ extension BusCtl {
                 guard let data = FileManager.default.contents(atPath: attach) else { throw ValidationError("cannot read --attach file \(attach)") }
                 options.attachment = data
             }
-            let reply = try await withBus(endpoints) { bus in
+            let reply = try await withBus(endpoints, json: jsonErrors) { bus in
                 try await bus.callRaw(service: service, method: method, payload: payload, options: options)
             }
             if reply.payload.isEmpty {

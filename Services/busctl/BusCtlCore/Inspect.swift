@@ -14,7 +14,7 @@ extension BusCtl {
         @OptionGroup var endpoints: EndpointOptions
 
         func run() async throws {
-            let statuses = try await withBus(endpoints) { bus in
+            let statuses = try await withBus(endpoints, json: json) { bus in
                 try await bus.call(BrokerProtocol.services, Empty(), options: CallOptions(timeout: .milliseconds(Int64(timeout * 1000))))
             }
             if json {
@@ -36,21 +36,27 @@ extension BusCtl {
 
         @Argument(help: "The service; default: the broker and every registered service.") var service: String?
         @Option(help: "Seconds to wait for each answer.") var timeout: Double = 3
+        @Flag(help: "Print one JSON array of {service, status, build}.") var json = false
         @OptionGroup var endpoints: EndpointOptions
 
         func run() async throws {
             let options = CallOptions(timeout: .milliseconds(Int64(timeout * 1000)))
-            let allServing = try await withBus(endpoints) { bus in
+            let answers = try await withBus(endpoints, json: json) { bus in
                 var names = [service ?? BrokerProtocol.serviceName]
                 if service == nil { names += try await bus.call(BrokerProtocol.services, Empty(), options: options).filter { $0.workers > 0 }.map(\.name) }
-                var allServing = true
-                for name in names {
-                    let status = try await bus.call(Reserved.health(name), Empty(), options: options).status
-                    Output.line("\(name) \(status.rawValue)")
-                    allServing = allServing && status == .serving
-                }
-                return allServing
+                var answers: [(String, HealthStatus)] = []
+                for name in names { answers.append((name, try await bus.call(Reserved.health(name), Empty(), options: options))) }
+                return answers
             }
+            if json {
+                let list = try answers.map { name, health in
+                    JSONValue.object(["service": .string(name)].merging(try JSONValue.parse(WireCoding.encode(health)).objectValue ?? [:]) { $1 })
+                }
+                Output.line(Output.printableJSON(JSONValue.array(list).jsonText))
+            } else {
+                for (name, health) in answers { Output.line("\(name) \(health.status.rawValue)" + (health.build.map { " \($0)" } ?? "")) }
+            }
+            let allServing = answers.allSatisfy { $0.1.status == .serving }
             if !allServing { throw ExitCode(1) }
         }
     }
@@ -67,7 +73,7 @@ extension BusCtl {
         func run() async throws {
             let description: ServiceDescription
             do {
-                description = try await withBus(endpoints) { bus in
+                description = try await withBus(endpoints, json: json) { bus in
                     try await bus.call(Reserved.describe(service), Empty(), options: CallOptions(timeout: .seconds(5)))
                 }
             } catch let exit as ExitCode where exit.rawValue == Int32(StatusCode.unavailable.rawValue) || exit.rawValue == Int32(StatusCode.deadlineExceeded.rawValue) {
@@ -79,7 +85,8 @@ extension BusCtl {
                 Output.line((try JSONValue.parse(try WireCoding.encode(description))).prettyJSONText)
                 return
             }
-            Output.line(Output.bold(description.service) + " — \(description.methods.count) methods, \(description.events.count) events")
+            Output.line(Output.bold(description.service) + " — \(description.methods.count) methods, \(description.events.count) events"
+                        + (description.build.map { ", \($0)" } ?? ""))
             for method in description.methods {
                 Output.line("\n  \(Output.bold(method.name))  \(method.summary)")
                 if let audience = method.audience { Output.line("    audience: \(audience.rawValue) (\(audience.callers))") }

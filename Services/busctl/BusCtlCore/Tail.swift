@@ -40,7 +40,7 @@ extension BusCtl {
             if rpc { matchers.append(try SubjectPattern(BrokerProtocol.rpc.name)) }
             if matchers.isEmpty && !rpc { matchers = [try SubjectPattern(">")] }
             let prefixes = Array(Set(matchers.map(\.subscriptionPrefix)))
-            try await withBus(endpoints) { bus in
+            try await withBus(endpoints, json: json) { bus in
                 var printed = 0
                 for await event in try bus.subscribe(prefixes) {
                     guard matchers.contains(where: { $0.matches(event.topic) }) else { continue }

@@ -26,7 +26,8 @@ public final class IngestService: StudyBusService {
         runner = JobRunner(pipeline: pipeline, configuration: configuration, logger: logger)
         sweeper = StuckSweeper(bus: bus, runner: runner, configuration: configuration, logger: logger)
         jobs = JobMethods(runner: runner, configuration: configuration)
-        host = ServiceHost(bus: bus, contract: Ingest, credit: configuration.credit, logger: logger)
+        host = ServiceHost(bus: bus, contract: Ingest, credit: configuration.credit, logger: logger, metrics: context.monitoring.factory)
+        JobMetrics.watch(runner, concurrency: configuration.concurrency, monitoring: context.monitoring)
         JobMethods.register(host.handlers(for: self))
         logger.info("ingest settings", metadata: [
             "credit": "\(configuration.credit)", "concurrency": "\(configuration.concurrency)",

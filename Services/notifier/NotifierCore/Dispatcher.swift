@@ -108,6 +108,7 @@ public final class Dispatcher: Service, Sendable {
             outcome = .failed(status: nil, error: "\(job.channel.type.rawValue) is not configured on this server")
         }
         log(job, outcome)
+        DeliveryMetrics.count(job.channel.type, outcome)
         finished.withLock { $0.append(DeliveryResult(job: job, outcome: outcome)) }
         wakeContinuation.yield()
     }

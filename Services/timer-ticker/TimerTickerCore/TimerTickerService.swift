@@ -61,6 +61,7 @@ public final class TimerTickerService: StudyBusService {
             context: context, contract: TimerTicker, database: .init(url: configuration.databaseURL, migrator: TimerSchema.migrator()),
             credit: configuration.credit, events: .init())
         let database = owner.database, outbox = owner.outbox!
+        TimerMetrics.watch(database, monitoring: context.monitoring)
         let queue = FiredQueue(wallClock: configuration.wallClock)
         engine = TimerEngine(clock: configuration.engineClock) { due in queue.enqueue(due) }
         let sync = EngineSync(engine: engine, wallClock: configuration.wallClock)

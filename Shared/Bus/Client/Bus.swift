@@ -145,7 +145,7 @@ public final class Bus: Sendable {
     public func publish(topic: String, payload: Data, user: String? = nil, meta: [String: String] = [:]) throws(BusError) {
         try Self.checkTopic(topic)
         try checkEventSize(topic, bytes: payload.count)
-        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: meta, ts: Date().unixMilliseconds) {
+        let mustSend = try publishQueue.stamp(topic: topic, payload: payload, user: user, meta: TraceParent.propagated(into: meta), ts: Date().unixMilliseconds) {
             (bytes: Int) throws(BusError) in try checkEventSize(topic, bytes: bytes)
         }
         if mustSend { try sendPublished() }
@@ -235,9 +235,11 @@ public final class Bus: Sendable {
 
     // MARK: Worker connections (used by ServiceHost)
 
-    func addWorker(id: Int, service: String, credit: Int, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) throws(BusError) {
+    func addWorker(
+        id: Int, service: String, credit: Int, link: WorkerLink = WorkerLink(), deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?
+    ) throws(BusError) {
         try io.submit { loop in
-            loop.add(WorkerEndpoint(service: service, credit: credit, loop: loop, deliver: deliver), id: id)
+            loop.add(WorkerEndpoint(service: service, credit: credit, link: link, loop: loop, deliver: deliver), id: id)
         }
     }
 }

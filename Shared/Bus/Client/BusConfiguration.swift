@@ -102,7 +102,7 @@ public struct BusConfiguration: Sendable {
     }
 
     /// Sets up a socket towards the broker before it connects: high-water marks, CURVE when
-    /// security is on, and ZMTP heartbeats at the bus's heartbeat interval, so that a
+    /// security is on, TCP keepalive, and ZMTP heartbeats at the bus's heartbeat interval, so that a
     /// connection whose far end vanished is closed and made again after the liveness the
     /// workers use (`heartbeatInterval × heartbeatLiveness`), on every socket, event sockets
     /// included.
@@ -111,6 +111,12 @@ public struct BusConfiguration: Sendable {
         try socket.set(.receiveHighWaterMark, highWaterMark)
         try security.apply(to: socket)
         try socket.setHeartbeat(interval: heartbeatInterval, timeout: heartbeatInterval * heartbeatLiveness)
+        // And TCP keepalive below the idle cut of the networks between us and the broker (a
+        // swarm's overlay drops connections idle for 900 s), for a heartbeat set very long:
+        // probes after 300 s of silence, every 60 s.
+        try socket.set(.tcpKeepalive, 1)
+        try socket.set(.tcpKeepaliveIdle, 300)
+        try socket.set(.tcpKeepaliveInterval, 60)
     }
 }
 

@@ -18,6 +18,9 @@ public struct RequestContext: Sendable {
     let trustsUnidentifiedCallers: Bool
     /// The request's metadata (`traceparent`, …).
     public let meta: [String: String]
+    /// The request's `traceparent` when it is well-formed (``TraceParent/valid(_:)``); the
+    /// handler runs with it as ``TraceParent/current``, so its calls and events carry it on.
+    public let traceparent: String?
     /// The request's idempotency key.
     public let idempotencyKey: String?
     /// When the caller stops waiting; the header's `deadline`, which decoding kept within
@@ -30,12 +33,18 @@ public struct RequestContext: Sendable {
     /// The bus, for downstream calls and events.
     public let bus: Bus
 
-    /// A logger carrying the request id and method. Made on use: setting metadata is not free,
-    /// and most requests log nothing.
+    /// A logger carrying the request id and method, and `trace_id` and `span_id` when the
+    /// request came with a `traceparent`. Made on use: setting metadata is not free, and most
+    /// requests log nothing.
     public var logger: Logger {
         var logger = baseLogger
         logger[metadataKey: "request"] = "\(requestID)"
         logger[metadataKey: "method"] = "\(method)"
+        if let traceparent {
+            let (traceID, spanID) = TraceParent.ids(traceparent)
+            logger[metadataKey: "trace_id"] = "\(traceID)"
+            logger[metadataKey: "span_id"] = "\(spanID)"
+        }
         return logger
     }
 
@@ -69,7 +78,7 @@ public struct RequestContext: Sendable {
     /// and `traceparent` propagated.
     public func downstreamOptions(timeout: Duration? = nil, attachment: Data? = nil, idempotencyKey: String? = nil) -> CallOptions {
         var propagated: [String: String] = [:]
-        if let traceparent = meta["traceparent"] { propagated["traceparent"] = traceparent }
+        if let traceparent { propagated[TraceParent.key] = traceparent }
         return CallOptions(user: user, timeout: timeout, deadline: deadline, meta: propagated, idempotencyKey: idempotencyKey, attachment: attachment)
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -32,6 +33,10 @@ import Wire
 /// asking for another user, is `PERMISSION_DENIED`. A request without `caller` may call only
 /// `_health` and `_describe`, unless the host's own `BUS_SECURITY` is off: then it is trusted as
 /// an operator, as every request was before the bus had keys.
+///
+/// Every answer is counted per method and status code, with its latency
+/// (`studybus_requests_total`, `studybus_request_duration_seconds`), through the metrics factory
+/// given or swift-metrics' bootstrapped one; with the no-op factory nothing is recorded.
 public final class ServiceHost: Service, Sendable {
     public let service: String
     public let credit: Int
@@ -40,6 +45,9 @@ public final class ServiceHost: Service, Sendable {
     private let topics: [any TopicDescriptor]
     private let routes = Mutex<[String: Route]>([:])
     private let serving = Atomic<Bool>(true)
+    /// Whether the broker has answered this host's current worker connection.
+    private let link = WorkerLink()
+    private let metrics: HostMetrics?
     /// Whether a request without `caller` is trusted as an operator: only when this process's
     /// own `BUS_SECURITY` is off.
     private let trustsUnidentifiedCallers: Bool
@@ -62,19 +70,24 @@ public final class ServiceHost: Service, Sendable {
         case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?), RequestContext)
     }
 
-    /// A host for `service` that publishes `topics` (listed by `_describe`).
-    public init(bus: Bus, service: String, credit: Int = 64, publishes topics: [any TopicDescriptor] = [], logger: Logger? = nil) {
+    /// A host for `service` that publishes `topics` (listed by `_describe`); its request metrics
+    /// go through `metrics`, by default swift-metrics' bootstrapped factory.
+    public init(
+        bus: Bus, service: String, credit: Int = 64, publishes topics: [any TopicDescriptor] = [], logger: Logger? = nil,
+        metrics: (any MetricsFactory)? = nil
+    ) {
         precondition(credit >= 1, "credit must be at least 1")
         self.bus = bus
         self.service = service
         self.credit = credit
         self.topics = topics
+        self.metrics = HostMetrics.make(service: service, factory: metrics ?? MetricsSystem.factory)
         trustsUnidentifiedCallers = bus.configuration.security == .off
         var logger = logger ?? bus.logger
         logger[metadataKey: "service"] = "\(service)"
         self.logger = logger
         handleOnIOThread(Reserved.health(service)) { [weak self] _, _ in
-            HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing)
+            HealthStatus(status: self?.serving.load(ordering: .relaxed) == true ? .serving : .notServing, build: BuildInfo.stamp)
         }
         handle(Reserved.describe(service)) { [weak self] _, _ in
             guard let self else { throw BusError.unavailable("service is stopping") }
@@ -83,8 +96,10 @@ public final class ServiceHost: Service, Sendable {
     }
 
     /// A host for the service a contract declares, publishing the contract's topics.
-    public convenience init<Contract: ServiceContract>(bus: Bus, contract: Contract, credit: Int = 64, logger: Logger? = nil) {
-        self.init(bus: bus, service: Contract.serviceName, credit: credit, publishes: contract.topics, logger: logger)
+    public convenience init<Contract: ServiceContract>(
+        bus: Bus, contract: Contract, credit: Int = 64, logger: Logger? = nil, metrics: (any MetricsFactory)? = nil
+    ) {
+        self.init(bus: bus, service: Contract.serviceName, credit: credit, publishes: contract.topics, logger: logger, metrics: metrics)
     }
 
     /// Registers the handler of `method`; replaces an earlier one.
@@ -120,6 +135,7 @@ public final class ServiceHost: Service, Sendable {
     private func register(_ method: any MethodDescriptor, _ invoke: Route.Invoke) {
         precondition(method.service == service, "\(method.service)/\(method.name) registered on host of \(service)")
         routes.withLock { $0[method.name] = Route(descriptor: method, invoke: invoke) }
+        metrics?.register(method.name)
     }
 
     private static func decode<Request: Decodable>(_ type: Request.Type, _ payload: UnsafeRawBufferPointer) throws -> Request {
@@ -135,11 +151,21 @@ public final class ServiceHost: Service, Sendable {
         serving.store(isServing, ordering: .relaxed)
     }
 
+    /// Whether the host takes new requests: false once it drains.
+    public var isServing: Bool { serving.load(ordering: .relaxed) }
+
+    /// Whether the broker answers this host's worker connection: it has sent a heartbeat or a
+    /// request since the connection was made, and has not been silent too long since.
+    public var isRegistered: Bool { link.isAnswered }
+
+    /// The broker endpoint the host registers with.
+    public var busEndpoint: String { bus.configuration.rpcEndpoint }
+
     /// What `_describe` answers: the registered methods (reserved ones last) and the topics.
     public var description: ServiceDescription {
         let descriptors = routes.withLock { $0.values.map(\.descriptor) }
             .sorted { ($0.name.hasPrefix("_") ? 1 : 0, $0.name) < ($1.name.hasPrefix("_") ? 1 : 0, $1.name) }
-        return ServiceDescription(service: service, methods: descriptors, topics: topics)
+        return ServiceDescription(service: service, methods: descriptors, topics: topics, build: BuildInfo.stamp)
     }
 
     /// Registers with the broker and serves until graceful shutdown. Then it refuses new requests
@@ -152,24 +178,27 @@ public final class ServiceHost: Service, Sendable {
         // On the I/O thread: a request is checked there, and answered there if it can be.
         // Otherwise it runs as its own task, started right from that thread, so that it changes
         // threads only once. These tasks are never cancelled, so taking a slot cannot fail.
-        try bus.addWorker(id: workerID, service: service, credit: credit) { [self] request in
-            // Timed only for the debug log: a clock read is not free on a path of microseconds.
-            let started = debugLogging ? ContinuousClock.now : nil
+        try bus.addWorker(id: workerID, service: service, credit: credit, link: link) { [self] request in
+            // Timed only for metrics and the debug log: a clock read is not free on a path of
+            // microseconds.
+            let started = metrics != nil || debugLogging ? ContinuousClock.now : nil
             switch intake(request) {
             case .answered(let reply):
-                if let started { logHandled(request.method, reply.header, since: started) }
+                if let started { handled(request.method, reply.header, since: started) }
                 return reply
             case .task(let invoke, let context):
                 let generation = request.generation, client = request.client, payload = Data(request.payload)
                 inFlight.begin()
+                metrics?.inFlight.increment()
                 Task {
                     try? await slots.withSlot {
                         let reply = await answer(context) { try await invoke(payload, context) }
                         try? bus.io.submit { loop in
                             loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: generation, client: client, reply)
                         }
-                        if let started { logHandled(context.method, reply.header, since: started) }
+                        if let started { handled(context.method, reply.header, since: started) }
                     }
+                    metrics?.inFlight.decrement()
                     inFlight.end()
                 }
                 return nil
@@ -203,7 +232,9 @@ public final class ServiceHost: Service, Sendable {
 
     private var debugLogging: Bool { logger.logLevel <= .debug }
 
-    private func logHandled(_ method: String, _ header: ReplyHeader, since started: ContinuousClock.Instant) {
+    private func handled(_ method: String, _ header: ReplyHeader, since started: ContinuousClock.Instant) {
+        metrics?.record(method, header.code, since: started)
+        guard debugLogging else { return }
         logger.debug("handled", metadata: [
             "method": "\(method)", "request": "\(header.id)", "code": "\(header.code.name)",
             "us": "\((ContinuousClock.now - started).wholeMicroseconds)",
@@ -235,7 +266,7 @@ public final class ServiceHost: Service, Sendable {
         }
         let context = RequestContext(
             requestID: header.id, method: method, user: user, caller: header.caller, trustsUnidentifiedCallers: trustsUnidentifiedCallers,
-            meta: header.meta, idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
+            meta: header.meta, traceparent: TraceParent.valid(header.meta[TraceParent.key]), idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
         if let late = startedTooLate(context) { return .answered(late) }
         guard let route = routes.withLock({ $0[method] }) else {
@@ -249,7 +280,8 @@ public final class ServiceHost: Service, Sendable {
         case .task(let invoke):
             return .task(invoke, context)
         case .ioThread(let invoke):
-            return .answered(reply(context, Result { try invoke(request.payload, context) }))
+            guard let traceparent = context.traceparent else { return .answered(reply(context, Result { try invoke(request.payload, context) })) }
+            return .answered(reply(context, TraceParent.$current.withValue(traceparent) { Result { try invoke(request.payload, context) } }))
         }
     }
 
@@ -263,7 +295,8 @@ public final class ServiceHost: Service, Sendable {
     private func answer(_ context: RequestContext, _ invoke: () async throws -> ([UInt8], Data?)) async -> WorkerReply {
         if let late = startedTooLate(context) { return late }
         do {
-            return reply(context, .success(try await invoke()))
+            guard let traceparent = context.traceparent else { return reply(context, .success(try await invoke())) }
+            return reply(context, .success(try await TraceParent.$current.withValue(traceparent) { try await invoke() }))
         } catch {
             return reply(context, .failure(error))
         }

@@ -33,7 +33,7 @@ struct OutgoingCall: Sendable {
         self.id = id
         self.service = service
         self.method = method
-        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: options.meta, idem: options.idempotencyKey,
+        header = RequestHeader(id: id, deadline: deadlineMs, user: options.user, meta: TraceParent.propagated(into: options.meta), idem: options.idempotencyKey,
                                caller: options.claimedCaller).encodedBytes
         self.payload = payload
         attachment = options.attachment

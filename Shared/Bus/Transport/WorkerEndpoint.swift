@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 import Wire
 import ZMQ
 
@@ -45,9 +46,13 @@ final class WorkerEndpoint: LoopEndpoint {
     /// The message being read: received into the same parts every time.
     private let message = ZMQMultipart()
 
-    init(service: String, credit: Int, loop: IOLoop, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) {
+    /// Shows other threads whether the broker answers the current connection.
+    private let link: WorkerLink
+
+    init(service: String, credit: Int, link: WorkerLink, loop: IOLoop, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) {
         self.service = service
         self.credit = credit
+        self.link = link
         self.deliver = deliver
         self.logger = loop.logger
         origin = loop.clock.now
@@ -123,6 +128,7 @@ final class WorkerEndpoint: LoopEndpoint {
                 continue
             }
             let (next, rejoined) = state.received(inbound(command), now: now(loop))
+            link.update(state.isAnswered)
             if rejoined {
                 logger.info("worker reconnected to the broker", metadata: ["service": "\(service)", "credit": "\(credit)"])
             }
@@ -170,6 +176,7 @@ final class WorkerEndpoint: LoopEndpoint {
     var nextDeadline: ContinuousClock.Instant? { state.nextDeadline.map { origin + $0 } }
 
     func timerFired(now: ContinuousClock.Instant, loop: IOLoop) {
+        defer { link.update(state.isAnswered) }
         switch state.timerFired(now: now - origin) {
         case .connect:
             connect(loop)
@@ -186,6 +193,7 @@ final class WorkerEndpoint: LoopEndpoint {
     }
 
     func close(loop: IOLoop) {
+        defer { link.update(false) }
         guard let socket = state.close() else { return }
         _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.disconnect.frame], dontWait: true)
         loop.closeFlushing(socket)
@@ -297,6 +305,12 @@ struct WorkerState {
         return link.socket
     }
 
+    /// Whether the broker has answered the current connection (and not been lost since).
+    var isAnswered: Bool {
+        guard case .connected(let link) = connection else { return false }
+        return link.answered
+    }
+
     var nextDeadline: Duration? {
         switch connection {
         case .disconnected(let retryAt): retryAt
@@ -373,5 +387,17 @@ struct WorkerState {
     mutating func close() -> ZMQSocket? {
         defer { connection = .closed }
         return socket
+    }
+}
+
+/// Whether a worker's connection is answered by the broker, written by the I/O thread and read
+/// by anyone (a readiness check).
+final class WorkerLink: Sendable {
+    private let answered = Atomic<Bool>(false)
+
+    var isAnswered: Bool { answered.load(ordering: .relaxed) }
+
+    func update(_ isAnswered: Bool) {
+        if answered.load(ordering: .relaxed) != isAnswered { answered.store(isAnswered, ordering: .relaxed) }
     }
 }

@@ -58,6 +58,7 @@ final class UsageLedger: Sendable {
     func record(user: String, provider: String, model: String, _ counts: Counts) {
         let key = Key(user: user, day: Self.day(clock.now()), provider: provider, model: model)
         pending.withLock { $0[key, default: Counts()].add(counts) }
+        UsageMetrics.count(provider: provider, counts)
     }
 
     /// Writes what was counted since the last flush, in one transaction.
