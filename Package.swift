@@ -14,14 +14,20 @@ let package = Package(
         .executable(name: "store", targets: ["store"]),
         .executable(name: "notifier", targets: ["notifier"]),
         .executable(name: "ingest", targets: ["ingest"]),
+        .executable(name: "edge", targets: ["edge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
+        // jwt-kit 5.7 needs swift-crypto 4.1 or later.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -99,7 +105,7 @@ let package = Package(
         .target(
             name: "BusCtlCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts",
+                "Bus", "Threads", "Wire", "Contracts", "EdgeCore", "ServiceKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -195,6 +201,24 @@ let package = Package(
             path: "Services/ingest/IngestCore"
         ),
         .executableTarget(name: "ingest", dependencies: ["IngestCore", "ServiceKit"], path: "Services/ingest/main"),
+
+        // MARK: edge
+        // edge: the HTTP front door for apps (JWT users, JSON calls, files, SSE, OpenAPI).
+        .target(
+            name: "EdgeCore",
+            dependencies: [
+                "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/edge/EdgeCore"
+        ),
+        .executableTarget(name: "edge", dependencies: ["EdgeCore", "ServiceKit"], path: "Services/edge/main"),
 
         // Tests.
         .target(

@@ -16,7 +16,7 @@ public struct BusCtl: AsyncParsableCommand {
 
         Exit status: 0 on success; the gRPC status code (1-16) when a call fails; 64 for usage errors.
         """,
-        subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self])
+        subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self, Token.self])
 
     public init() {}
 

@@ -1,0 +1,58 @@
+import Bus
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import ServiceKit
+import ServiceLifecycle
+import Synchronization
+import Wire
+
+/// The edge: an HTTP server (Hummingbird) in front of the bus. Apps authenticate with a bearer
+/// token and call app-facing methods as `POST /v1/SERVICE/METHOD`; every call acts for the
+/// token's user and nobody else.
+///
+/// ```swift
+/// await ServiceRunner.run(EdgeService.self)
+/// ```
+public final class EdgeService: StudyBusService {
+    public let bus: Bus
+    let application: Application<EdgeResponder>
+    private let port = BoundPort()
+
+    /// Connects the bus and builds the HTTP server; nothing listens until ``services`` run.
+    /// - Throws: `INVALID_ARGUMENT` for a JWKS file that does not decode.
+    public init(context: ServiceContext<EdgeConfiguration>) throws {
+        let configuration = context.configuration
+        bus = try context.connectBus()
+        let verifier = try TokenVerifier(settings: configuration.tokens)
+        let responder = EdgeResponder(
+            bus: bus, configuration: configuration, verifier: verifier,
+            rateLimiter: RateLimiter(rate: configuration.ratePerSecond, burst: configuration.rateBurst),
+            logger: context.logger)
+        let port = self.port
+        let logger = context.logger
+        var application = Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "studybus-edge"),
+            onServerRunning: { channel in
+                let bound = channel.localAddress?.port
+                port.value.withLock { $0 = bound }
+                logger.info("listening", metadata: ["host": "\(configuration.host)", "port": "\(bound ?? -1)"])
+            },
+            logger: context.logger)
+        application.beforeServerStarts { try await verifier.ready() }
+        self.application = application
+    }
+
+    /// The bus first, so it closes last; the HTTP server last, so it stops taking requests first.
+    public var services: [any Service] { [bus, application] }
+
+    /// The port the server listens on, once it does (the configured one, or the one picked for 0).
+    public var boundPort: Int? { port.value.withLock { $0 } }
+}
+
+/// Where the server's port is kept once it listens; a class, so the start callback can share it.
+private final class BoundPort: Sendable {
+    let value = Mutex<Int?>(nil)
+}

@@ -1,0 +1,174 @@
+import Bus
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Wire
+
+/// Answers every HTTP request of the edge: the routes, then one access-log line.
+///
+/// One responder instead of Hummingbird's router, so that every answer — an unknown path
+/// included — has the same error body, and the route table comes from the contracts.
+struct EdgeResponder: HTTPResponder {
+    typealias Context = BasicRequestContext
+
+    let bus: Bus
+    let configuration: EdgeConfiguration
+    let verifier: TokenVerifier
+    let rateLimiter: RateLimiter
+    let logger: Logger
+    let routes: RouteTable
+
+    init(bus: Bus, configuration: EdgeConfiguration, verifier: TokenVerifier, rateLimiter: RateLimiter, logger: Logger) {
+        self.bus = bus
+        self.configuration = configuration
+        self.verifier = verifier
+        self.rateLimiter = rateLimiter
+        self.logger = logger
+        routes = RouteTable(contracts: configuration.contracts)
+    }
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        let started = ContinuousClock.now
+        var log = AccessLog(method: request.method.rawValue, path: request.uri.path)
+        let response = await route(request, log: &log)
+        log.finish(response, started: started, logger: logger)
+        return response
+    }
+
+    private func route(_ request: Request, log: inout AccessLog) async -> Response {
+        let path = request.uri.path
+        switch (request.method, path) {
+        case (.get, "/healthz"):
+            return jsonResponse(Data(#"{"status":"ok"}"#.utf8))
+        case (.get, "/readyz"):
+            return await readiness()
+        case (.post, _) where path.hasPrefix("/v1/"):
+            return await call(request, log: &log)
+        default:
+            return errorResponse(.notFound("no route for \(request.method.rawValue) \(path.prefix(200))"))
+        }
+    }
+
+    // MARK: Calls
+
+    /// `POST /v1/SERVICE/METHOD`: the JSON body as one bus call on behalf of the token's user.
+    private func call(_ request: Request, log: inout AccessLog) async -> Response {
+        let user: String
+        do {
+            user = try await verifier.user(authorization: request.headers[.authorization])
+        } catch {
+            return unauthorized(error)
+        }
+        log.user = user
+        if let wait = rateLimiter.take(user) {
+            let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+            let error = BusError(
+                .resourceExhausted, "too many requests for this user; retry after \(seconds) s", details: .object(["retryAfterSeconds": .int(Int64(seconds))]))
+            return errorResponse(error, headers: [.retryAfter: String(seconds)])
+        }
+        let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count == 4, let method = routes.method(service: segments[2], name: segments[3]) else {
+            return errorResponse(.notFound("no app-facing method at \(request.uri.path.prefix(200))"))
+        }
+        log.route = "\(method.service)/\(method.name)"
+        do throws(BusError) {
+            let options = try callOptions(request.headers, user: user)
+            let payload = try await jsonBody(request)
+            let reply = try await bus.callRaw(service: method.service, method: method.name, payload: payload, options: options)
+            return jsonResponse(reply.payload)
+        } catch {
+            return errorResponse(error)
+        }
+    }
+
+    /// The call's options from the request's headers: the user is the token's, whatever the
+    /// request says; `Idempotency-Key`, `traceparent` and `Request-Timeout` as the bus takes them.
+    /// - Throws: `INVALID_ARGUMENT` for an `Idempotency-Key` or `Request-Timeout` out of range.
+    func callOptions(_ headers: HTTPFields, user: String) throws(BusError) -> CallOptions {
+        var options = CallOptions(user: user, timeout: configuration.defaultTimeout)
+        if let key = headers[.idempotencyKey] {
+            guard (1...128).contains(key.count) else {
+                throw .invalidArgument("header 'Idempotency-Key' must be 1 to 128 characters", details: .object(["field": .string("Idempotency-Key")]))
+            }
+            options.idempotencyKey = key
+        }
+        if let traceparent = headers[.traceparent], Self.isTraceparent(traceparent) {
+            options.meta["traceparent"] = traceparent
+        }
+        if let text = headers[.requestTimeout] {
+            guard let seconds = Double(text), seconds.isFinite, seconds > 0 else {
+                throw .invalidArgument("header 'Request-Timeout' must be a positive number of seconds", details: .object(["field": .string("Request-Timeout")]))
+            }
+            options.timeout = min(configuration.maximumTimeout, .milliseconds(Int64(min(seconds, 1e9) * 1000)))
+        }
+        return options
+    }
+
+    /// W3C Trace Context's form: `00-<32 hex>-<16 hex>-<2 hex>`. Anything else is dropped, as
+    /// the recommendation says a malformed `traceparent` is.
+    static func isTraceparent(_ value: String) -> Bool {
+        let bytes = Array(value.utf8)
+        guard bytes.count == 55 else { return false }
+        for (index, byte) in bytes.enumerated() {
+            if index == 2 || index == 35 || index == 52 {
+                guard byte == UInt8(ascii: "-") else { return false }
+            } else {
+                guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte) else { return false }
+            }
+        }
+        return true
+    }
+
+    /// The request's JSON body, at most `EDGE_MAX_BODY_BYTES`: a declared length over the
+    /// limit is refused before anything is read, and reading stops at the limit.
+    /// - Throws: `INVALID_ARGUMENT` for a body that is not JSON, `RESOURCE_EXHAUSTED` (413) for one too large.
+    private func jsonBody(_ request: Request) async throws(BusError) -> Data {
+        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
+            throw .invalidArgument("the body must be application/json", details: .object(["field": .string("Content-Type")]))
+        }
+        return try await BodyReader.collect(request, limit: configuration.maximumBodyBytes)
+    }
+
+    private func unauthorized(_ refusal: TokenRefusal) -> Response {
+        var challenge = #"Bearer realm="studybus""#
+        // RFC 6750 §3.1: a request without credentials gets the bare challenge.
+        if refusal != .missing {
+            challenge += #", error="\#(refusal.error)", error_description="\#(refusal.description)""#
+        }
+        return errorResponse(BusError(.unauthenticated, refusal.description), headers: [.wwwAuthenticate: challenge])
+    }
+
+    // MARK: Health
+
+    /// `/readyz`: 200 when every service the edge routes to answers `_health` with SERVING
+    /// within a second, 503 otherwise; the body lists each.
+    private func readiness() async -> Response {
+        let services = routes.services
+        let states = await withTaskGroup(of: (String, String).self) { group in
+            for service in services {
+                group.addTask {
+                    do throws(BusError) {
+                        let health = try await bus.call(Reserved.health(service), Empty(), options: CallOptions(timeout: .seconds(1)))
+                        return (service, health.status.rawValue)
+                    } catch {
+                        return (service, error.code.name)
+                    }
+                }
+            }
+            var states: [String: JSONValue] = [:]
+            for await (service, state) in group { states[service] = .string(state) }
+            return states
+        }
+        let ready = states.values.allSatisfy { $0 == .string("SERVING") }
+        let body: JSONValue = .object(["status": .string(ready ? "ready" : "not ready"), "services": .object(states)])
+        return jsonResponse(body.jsonData, status: ready ? .ok : .serviceUnavailable)
+    }
+}
+
+extension HTTPField.Name {
+    static let idempotencyKey = Self("Idempotency-Key")!
+    static let traceparent = Self("traceparent")!
+    static let requestTimeout = Self("Request-Timeout")!
+}
