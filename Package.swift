@@ -277,6 +277,17 @@ let package = Package(
             exclude: ["Reference"]
         ),
         .testTarget(
+            name: "EdgeTests",
+            dependencies: [
+                "EdgeCore", "StoreCore", "Bus", "Contracts", "ServiceKit", "Wire", "BrokerCore", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/EdgeTests"
+        ),
+        .testTarget(
             name: "IngestTests",
             dependencies: [
                 "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
