@@ -86,12 +86,10 @@ struct CallTests {
         }
     }
 
-    @Test("a body that is not JSON is 400; one over the limit is 413")
+    @Test("a JSON body that does not decode is 400; one over the limit is 413")
     func bodiesAreChecked() async throws {
         try await EdgeWorld.with({ $0.maximumBodyBytes = 1024 }) { world in
             let alice = try await token("alice")
-            let text = try await world.call("probe/whoami", "hello", token: alice, headers: ["Content-Type": "text/plain"])
-            #expect(text.status == 400)
             let notJSON = try await world.call("store/subjects.create", "{nope", token: alice)
             #expect(notJSON.status == 400)
             let large = try await world.call("probe/whoami", #"{"pad":"\#(String(repeating: "x", count: 2000))"}"#, token: alice)

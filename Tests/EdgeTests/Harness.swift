@@ -123,7 +123,7 @@ struct EdgeWorld {
     func request(
         _ method: String, _ path: String, body: Data? = nil, token: String? = nil, headers: [String: String] = [:]
     ) async throws -> HTTPAnswer {
-        var request = URLRequest(url: baseURL.appending(path: path))
+        var request = URLRequest(url: try #require(URL(string: baseURL.absoluteString + path)))
         request.httpMethod = method
         request.httpBody = body
         if let token { request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }

@@ -23,6 +23,8 @@ public struct EdgeConfiguration: ServiceConfiguration {
     public var maximumTimeout: Duration = .seconds(300)
     /// The largest JSON body (`EDGE_MAX_BODY_BYTES`, default 1 MiB).
     public var maximumBodyBytes = 1 << 20
+    /// The largest uploaded file (`EDGE_MAX_UPLOAD_BYTES`, default 50 MiB: ingest's largest format).
+    public var maximumUploadBytes = StoreLimits.materialBytes
     /// Which services and methods the edge routes: every contract's methods of audience `.app`.
     public var contracts: [any ServiceContract] = Catalog.contracts
 
@@ -43,6 +45,7 @@ public struct EdgeConfiguration: ServiceConfiguration {
         defaultTimeout = try environment.milliseconds("EDGE_DEFAULT_TIMEOUT_MS", default: defaultTimeout)
         maximumTimeout = try environment.milliseconds("EDGE_MAX_TIMEOUT_MS", default: maximumTimeout)
         maximumBodyBytes = try environment.int("EDGE_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1024...(64 << 20))
+        maximumUploadBytes = try environment.int("EDGE_MAX_UPLOAD_BYTES", default: maximumUploadBytes, in: 1024...(1 << 30))
     }
 
     public static var usage: String {
@@ -57,7 +60,8 @@ public struct EdgeConfiguration: ServiceConfiguration {
           EDGE_JWKS_FILE                            RS256/ES256 public keys (a JWKS document)
           EDGE_JWT_ISSUER [studybus], EDGE_JWT_AUDIENCE [studybus], EDGE_JWT_LEEWAY_SECONDS [30]
           EDGE_RATE_PER_SECOND [20], EDGE_RATE_BURST [40]            per-user token bucket
-          EDGE_DEFAULT_TIMEOUT_MS [30000], EDGE_MAX_TIMEOUT_MS [300000], EDGE_MAX_BODY_BYTES [1048576]
+          EDGE_DEFAULT_TIMEOUT_MS [30000], EDGE_MAX_TIMEOUT_MS [300000]
+          EDGE_MAX_BODY_BYTES [1048576], EDGE_MAX_UPLOAD_BYTES [52428800]
         and the bus's (BUS_RPC, BUS_PUB, BUS_SUB; BUS_SECURITY, BUS_KEY, BUS_BROKER_KEY: the edge's
         key has role `edge`), LOG_LEVEL, LOG_FORMAT (docs/operations.md, Settings).
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.

@@ -8,6 +8,7 @@ struct AccessLog {
     let path: String
     var route: String?
     var user: String?
+    var uploadBytes: Int?
 
     init(method: String, path: String) {
         self.method = method
@@ -22,6 +23,7 @@ struct AccessLog {
         ]
         if let route { metadata["route"] = "\(route)" }
         if let user { metadata["user"] = "\(user)" }
+        if let uploadBytes { metadata["uploadBytes"] = "\(uploadBytes)" }
         if let bytes = response.body.contentLength { metadata["bytes"] = "\(bytes)" }
         logger.info("http", metadata: metadata)
     }

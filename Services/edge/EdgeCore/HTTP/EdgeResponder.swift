@@ -74,9 +74,19 @@ struct EdgeResponder: HTTPResponder {
         }
         log.route = "\(method.service)/\(method.name)"
         do throws(BusError) {
-            let options = try callOptions(request.headers, user: user)
-            let payload = try await jsonBody(request)
+            var options = try callOptions(request.headers, user: user)
+            let payload: Data
+            let contentType = request.headers[.contentType] ?? "application/json"
+            if contentType.lowercased().hasPrefix("application/json") {
+                payload = try await BodyReader.collect(request, limit: configuration.maximumBodyBytes)
+            } else {
+                let (json, upload) = try await Files.read(request, contentType: contentType, limit: configuration.maximumUploadBytes, shape: method.requestShape)
+                payload = json
+                options.attachment = upload.data
+                log.uploadBytes = upload.data.count
+            }
             let reply = try await bus.callRaw(service: method.service, method: method.name, payload: payload, options: options)
+            if let attachment = reply.attachment { return Files.response(reply: reply.payload, attachment: attachment) }
             return jsonResponse(reply.payload)
         } catch {
             return errorResponse(error)
@@ -119,16 +129,6 @@ struct EdgeResponder: HTTPResponder {
             }
         }
         return true
-    }
-
-    /// The request's JSON body, at most `EDGE_MAX_BODY_BYTES`: a declared length over the
-    /// limit is refused before anything is read, and reading stops at the limit.
-    /// - Throws: `INVALID_ARGUMENT` for a body that is not JSON, `RESOURCE_EXHAUSTED` (413) for one too large.
-    private func jsonBody(_ request: Request) async throws(BusError) -> Data {
-        if let type = request.headers[.contentType], !type.lowercased().hasPrefix("application/json") {
-            throw .invalidArgument("the body must be application/json", details: .object(["field": .string("Content-Type")]))
-        }
-        return try await BodyReader.collect(request, limit: configuration.maximumBodyBytes)
     }
 
     private func unauthorized(_ refusal: TokenRefusal) -> Response {
