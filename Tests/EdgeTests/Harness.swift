@@ -77,17 +77,9 @@ struct EdgeWorld {
         probe.handle(Probe.internalOnly) { _, _ in Empty() }
         probe.handle(Probe.operatorOnly) { _, _ in Empty() }
 
-        var configuration = EdgeConfiguration(tokens: TokenSettings(hmacSecret: testSecret))
-        configuration.host = "127.0.0.1"
-        configuration.port = 0
-        configuration.contracts = Catalog.contracts + [Probe]
-        configure(&configuration)
-        let edge = try EdgeService(context: ServiceContext(
-            configuration: configuration, logger: testLogger("edge"), busConfiguration: busConfiguration(endpoints, source: "edge")))
-
-        let services: [any Service] = store.services + [probeBus, probe] + edge.services
-        let tasks = services.map { service in Task { try await service.run() } }
-        try await eventually("the edge listens") { edge.boundPort != nil }
+        let (edge, edgeTasks) = try await startEdge(endpoints, configure: configure)
+        let services: [any Service] = store.services + [probeBus, probe]
+        let tasks = services.map { service in Task { try await service.run() } } + edgeTasks
         let session = URLSession(configuration: .ephemeral)
         let world = EdgeWorld(
             broker: broker, endpoints: endpoints, edge: edge, store: store, probeBus: probeBus, directory: directory, tasks: tasks,
@@ -96,6 +88,23 @@ struct EdgeWorld {
             try await eventually("\(service) serves") { (try? await probeBus.call(Reserved.health(service), Empty())) != nil }
         }
         return world
+    }
+
+    /// An edge on the broker at `endpoints`, listening on a free loopback port, and the tasks
+    /// that run it.
+    static func startEdge(
+        _ endpoints: Broker.Endpoints, configure: (inout EdgeConfiguration) -> Void = { _ in }
+    ) async throws -> (EdgeService, [Task<Void, any Error>]) {
+        var configuration = EdgeConfiguration(tokens: TokenSettings(hmacSecret: testSecret))
+        configuration.host = "127.0.0.1"
+        configuration.port = 0
+        configuration.contracts = Catalog.contracts + [Probe]
+        configure(&configuration)
+        let edge = try EdgeService(context: ServiceContext(
+            configuration: configuration, logger: testLogger("edge"), busConfiguration: busConfiguration(endpoints, source: "edge")))
+        let tasks = edge.services.map { service in Task { try await service.run() } }
+        try await eventually("the edge listens") { edge.boundPort != nil }
+        return (edge, tasks)
     }
 
     /// Runs `body` with a new world and stops it afterwards, also when `body` throws.

@@ -17,6 +17,8 @@ import Wire
 /// ```
 public final class EdgeService: StudyBusService {
     public let bus: Bus
+    /// The one event subscription that feeds every `/v1/events` stream.
+    public let hub: EventHub
     let application: Application<EdgeResponder>
     private let port = BoundPort()
 
@@ -26,10 +28,11 @@ public final class EdgeService: StudyBusService {
         let configuration = context.configuration
         bus = try context.connectBus()
         let verifier = try TokenVerifier(settings: configuration.tokens)
+        hub = EventHub(bus: bus, logger: context.logger)
         let responder = EdgeResponder(
             bus: bus, configuration: configuration, verifier: verifier,
             rateLimiter: RateLimiter(rate: configuration.ratePerSecond, burst: configuration.rateBurst),
-            logger: context.logger)
+            hub: hub, logger: context.logger)
         let port = self.port
         let logger = context.logger
         var application = Application(
@@ -46,7 +49,7 @@ public final class EdgeService: StudyBusService {
     }
 
     /// The bus first, so it closes last; the HTTP server last, so it stops taking requests first.
-    public var services: [any Service] { [bus, application] }
+    public var services: [any Service] { [bus, hub, application] }
 
     /// The port the server listens on, once it does (the configured one, or the one picked for 0).
     public var boundPort: Int? { port.value.withLock { $0 } }

@@ -19,8 +19,10 @@ struct EdgeResponder: HTTPResponder {
     let rateLimiter: RateLimiter
     let logger: Logger
     let routes: RouteTable
+    let hub: EventHub
 
-    init(bus: Bus, configuration: EdgeConfiguration, verifier: TokenVerifier, rateLimiter: RateLimiter, logger: Logger) {
+    init(bus: Bus, configuration: EdgeConfiguration, verifier: TokenVerifier, rateLimiter: RateLimiter, hub: EventHub, logger: Logger) {
+        self.hub = hub
         self.bus = bus
         self.configuration = configuration
         self.verifier = verifier
@@ -44,6 +46,8 @@ struct EdgeResponder: HTTPResponder {
             return jsonResponse(Data(#"{"status":"ok"}"#.utf8))
         case (.get, "/readyz"):
             return await readiness()
+        case (.get, "/v1/events"):
+            return await events(request, log: &log)
         case (.post, _) where path.hasPrefix("/v1/"):
             return await call(request, log: &log)
         default:
@@ -56,17 +60,9 @@ struct EdgeResponder: HTTPResponder {
     /// `POST /v1/SERVICE/METHOD`: the JSON body as one bus call on behalf of the token's user.
     private func call(_ request: Request, log: inout AccessLog) async -> Response {
         let user: String
-        do {
-            user = try await verifier.user(authorization: request.headers[.authorization])
-        } catch {
-            return unauthorized(error)
-        }
-        log.user = user
-        if let wait = rateLimiter.take(user) {
-            let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
-            let error = BusError(
-                .resourceExhausted, "too many requests for this user; retry after \(seconds) s", details: .object(["retryAfterSeconds": .int(Int64(seconds))]))
-            return errorResponse(error, headers: [.retryAfter: String(seconds)])
+        switch await admit(request, log: &log) {
+        case .success(let admitted): user = admitted
+        case .failure(let refusal): return refusal.response
         }
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 4, let method = routes.method(service: segments[2], name: segments[3]) else {
@@ -92,6 +88,59 @@ struct EdgeResponder: HTTPResponder {
             return errorResponse(error)
         }
     }
+
+    /// The token's user, if the token holds and the user's bucket has a token left.
+    private func admit(_ request: Request, log: inout AccessLog) async -> Result<String, Refusal> {
+        let user: String
+        do {
+            user = try await verifier.user(authorization: request.headers[.authorization])
+        } catch {
+            return .failure(Refusal(response: unauthorized(error)))
+        }
+        log.user = user
+        if let wait = rateLimiter.take(user) {
+            let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+            let error = BusError(
+                .resourceExhausted, "too many requests for this user; retry after \(seconds) s", details: .object(["retryAfterSeconds": .int(Int64(seconds))]))
+            return .failure(Refusal(response: errorResponse(error, headers: [.retryAfter: String(seconds)])))
+        }
+        return .success(user)
+    }
+
+    /// An answer that ends a request before its route runs.
+    struct Refusal: Error {
+        let response: Response
+    }
+
+    // MARK: Events
+
+    /// `GET /v1/events`: the caller's own events as Server-Sent Events, resuming after
+    /// `Last-Event-ID`.
+    private func events(_ request: Request, log: inout AccessLog) async -> Response {
+        let user: String
+        switch await admit(request, log: &log) {
+        case .success(let admitted): user = admitted
+        case .failure(let refusal): return refusal.response
+        }
+        let sources = Set(routes.services)
+        var cursor = EventCursor()
+        if let lastEventID = request.headers[.lastEventID] {
+            do throws(BusError) {
+                cursor = try EventCursor(lastEventID: lastEventID, sources: sources)
+            } catch {
+                return errorResponse(error)
+            }
+        }
+        let stream = EventStream(bus: bus, hub: hub, user: user, logger: logger, sources: sources, cursor: cursor)
+        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store"]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            var stream = stream
+            try await stream.run(&writer)
+            try await writer.finish(nil)
+        })
+    }
+
+    // MARK: Call options
 
     /// The call's options from the request's headers: the user is the token's, whatever the
     /// request says; `Idempotency-Key`, `traceparent` and `Request-Timeout` as the bus takes them.
@@ -171,4 +220,5 @@ extension HTTPField.Name {
     static let idempotencyKey = Self("Idempotency-Key")!
     static let traceparent = Self("traceparent")!
     static let requestTimeout = Self("Request-Timeout")!
+    static let lastEventID = Self("Last-Event-ID")!
 }
