@@ -279,7 +279,7 @@ let package = Package(
         .testTarget(
             name: "EdgeTests",
             dependencies: [
-                "EdgeCore", "StoreCore", "Bus", "Contracts", "ServiceKit", "Wire", "BrokerCore", "TestSupport",
+                "EdgeCore", "StoreCore", "AIGatewayCore", "Bus", "Contracts", "ServiceKit", "Wire", "BrokerCore", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),

@@ -133,3 +133,32 @@ struct EventTests {
         }
     }
 }
+
+@Suite("The tutor streamed through the edge")
+struct ChatStreamTests {
+    @Test("a chat with stream: true answers as text/event-stream: tokens, the final event, [DONE]")
+    func chatStreams() async throws {
+        try await EdgeWorld.with(aiGateway: true) { world in
+            let alice = try await token("alice")
+            let answer = try await world.call(
+                "ai-gateway/chat", #"{"requestId":"mine","messages":[{"role":"user","content":"What does chlorophyll absorb?"}],"stream":true}"#, token: alice)
+            #expect(answer.status == 200)
+            #expect(answer.header("Content-Type") == "text/event-stream")
+            let lines = String(decoding: answer.body, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { $0.dropFirst(6) }
+            #expect(lines.last == "[DONE]")
+            let events = lines.dropLast().compactMap { try? JSONValue.parse(String($0)).objectValue }
+            let final = try #require(events.last)
+            #expect(final["kind"] == .string("final"))
+            let requestId = try #require(final["requestId"]?.stringValue)
+            #expect(requestId.hasPrefix("edge-"), "the edge names the stream, not the client")
+            let tokens = events.filter { $0["kind"] == .string("token") }
+            #expect(!tokens.isEmpty)
+            #expect(tokens.compactMap { $0["delta"]?.stringValue }.joined() == final["text"]?.stringValue)
+
+            // Without stream: one JSON answer.
+            let plain = try await world.call("ai-gateway/chat", #"{"messages":[{"role":"user","content":"Hi"}]}"#, token: alice)
+            #expect(plain.header("Content-Type") == "application/json")
+            #expect(plain.json.objectValue?["text"]?.stringValue?.isEmpty == false)
+        }
+    }
+}

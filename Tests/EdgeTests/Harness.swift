@@ -1,3 +1,4 @@
+import AIGatewayCore
 import BrokerCore
 import Crypto
 import Bus
@@ -52,13 +53,15 @@ struct EdgeWorld {
     let edge: EdgeService
     /// Held so that its handlers, which hold it weakly, keep answering.
     let store: StoreService
+    let gateway: AIGatewayService?
     let probeBus: Bus
     let directory: URL
     let tasks: [Task<Void, any Error>]
     let baseURL: URL
     let session: URLSession
 
-    static func start(configure: (inout EdgeConfiguration) -> Void = { _ in }) async throws -> EdgeWorld {
+    /// - Parameter aiGateway: also run ai-gateway, with its offline local provider.
+    static func start(aiGateway: Bool = false, configure: (inout EdgeConfiguration) -> Void = { _ in }) async throws -> EdgeWorld {
         let (broker, endpoints) = try await startBroker()
         let directory = FileManager.default.temporaryDirectory.appending(path: "studybus-edge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -78,13 +81,20 @@ struct EdgeWorld {
         probe.handle(Probe.operatorOnly) { _, _ in Empty() }
 
         let (edge, edgeTasks) = try await startEdge(endpoints, configure: configure)
-        let services: [any Service] = store.services + [probeBus, probe]
+        var services: [any Service] = store.services + [probeBus, probe]
+        var gateway: AIGatewayService?
+        if aiGateway {
+            gateway = try AIGatewayService(context: ServiceContext(
+                configuration: AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite")),
+                logger: testLogger("ai-gateway"), busConfiguration: busConfiguration(endpoints, source: "ai-gateway")))
+            services += gateway!.services
+        }
         let tasks = services.map { service in Task { try await service.run() } } + edgeTasks
         let session = URLSession(configuration: .ephemeral)
         let world = EdgeWorld(
-            broker: broker, endpoints: endpoints, edge: edge, store: store, probeBus: probeBus, directory: directory, tasks: tasks,
+            broker: broker, endpoints: endpoints, edge: edge, store: store, gateway: gateway, probeBus: probeBus, directory: directory, tasks: tasks,
             baseURL: URL(string: "http://127.0.0.1:\(edge.boundPort!)")!, session: session)
-        for service in ["store", "probe"] {
+        for service in ["store", "probe"] + (aiGateway ? ["ai-gateway"] : []) {
             try await eventually("\(service) serves") { (try? await probeBus.call(Reserved.health(service), Empty())) != nil }
         }
         return world
@@ -108,8 +118,10 @@ struct EdgeWorld {
     }
 
     /// Runs `body` with a new world and stops it afterwards, also when `body` throws.
-    static func with(_ configure: (inout EdgeConfiguration) -> Void = { _ in }, _ body: (EdgeWorld) async throws -> Void) async throws {
-        let world = try await start(configure: configure)
+    static func with(
+        aiGateway: Bool = false, _ configure: (inout EdgeConfiguration) -> Void = { _ in }, _ body: (EdgeWorld) async throws -> Void
+    ) async throws {
+        let world = try await start(aiGateway: aiGateway, configure: configure)
         do {
             try await body(world)
         } catch {

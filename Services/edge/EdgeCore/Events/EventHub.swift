@@ -14,6 +14,8 @@ enum HubMessage: Sendable {
     case resync(source: String)
     /// Time to write a comment, so that proxies keep the connection and a gone client is noticed.
     case keepAlive
+    /// The bus call a streamed answer belongs to has its reply.
+    case replied(Result<Data, BusError>)
 }
 
 /// One subscription to every event for the whole edge, handed out to the `/v1/events` streams

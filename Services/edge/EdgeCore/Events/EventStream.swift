@@ -92,7 +92,7 @@ struct EventStream {
             case .resync(let source) where sources.contains(source):
                 caughtUp.remove(source)
                 try await catchUp(source, &writer)
-            case .resync:
+            case .resync, .replied:
                 break
             case .event(let event):
                 let source = event.header.source

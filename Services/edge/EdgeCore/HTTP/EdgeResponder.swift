@@ -81,6 +81,11 @@ struct EdgeResponder: HTTPResponder {
                 options.attachment = upload.data
                 log.uploadBytes = upload.data.count
             }
+            if options.attachment == nil, ChatStream.wanted(method, payload) {
+                let (streamed, requestId) = try ChatStream.prepare(payload)
+                log.route = "\(method.service)/\(method.name) (stream)"
+                return ChatStream(bus: bus, hub: hub, user: user, options: options, payload: streamed, requestId: requestId, logger: logger).response()
+            }
             let reply = try await bus.callRaw(service: method.service, method: method.name, payload: payload, options: options)
             if let attachment = reply.attachment { return Files.response(reply: reply.payload, attachment: attachment) }
             return jsonResponse(reply.payload)
