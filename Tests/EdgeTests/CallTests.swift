@@ -155,3 +155,33 @@ struct CallTests {
     }
 }
 
+
+@Suite("The OpenAPI document")
+struct OpenAPITests {
+    @Test("/openapi.json is OpenAPI 3.1 with every app-facing method, its schemas, the error body and bearer auth")
+    func documentFollowsTheContracts() async throws {
+        try await EdgeWorld.with { world in
+            let answer = try await world.request("GET", "/openapi.json")
+            #expect(answer.status == 200)
+            let document = try #require(answer.json.objectValue)
+            #expect(document["openapi"] == .string("3.1.0"))
+            let paths = try #require(document["paths"]?.objectValue)
+            let appMethods = (Catalog.contracts + [Probe]).flatMap(\.methods).filter { $0.audience == .app }
+            #expect(Set(paths.keys) == Set(appMethods.map { "/v1/\($0.service)/\($0.name)" } + ["/v1/events", "/healthz", "/readyz"]))
+            #expect(paths["/v1/store/materials.put"] == nil && paths["/v1/probe/internal"] == nil)
+
+            let create = try #require(paths["/v1/store/subjects.create"]?.objectValue?["post"]?.objectValue)
+            #expect(create["operationId"] == .string("store_subjects_create"))
+            let schema = try #require(create["requestBody"]?.objectValue?["content"]?.objectValue?["application/json"]?.objectValue?["schema"]?.objectValue)
+            #expect(schema["required"] == .array([.string("name")]))
+            #expect(schema["properties"]?.objectValue?["color"] == .object(["type": .string("string")]))
+            let subject = create["responses"]?.objectValue?["200"]?.objectValue?["content"]?.objectValue?["application/json"]?.objectValue?["schema"]?.objectValue
+            #expect(subject?["properties"]?.objectValue?["createdAt"] == .object(["type": .string("string"), "format": .string("date-time")]))
+            let original = paths["/v1/store/materials.original"]?.objectValue?["post"]?.objectValue?["responses"]?.objectValue?["200"]?.objectValue?["content"]?.objectValue
+            #expect(original?["*/*"] != nil, "a method that answers with a file says so")
+            let components = try #require(document["components"]?.objectValue)
+            #expect(components["securitySchemes"]?.objectValue?["bearer"]?.objectValue?["scheme"] == .string("bearer"))
+            #expect(components["schemas"]?.objectValue?["Error"]?.objectValue?["required"] == .array([.string("code"), .string("status"), .string("message")]))
+        }
+    }
+}

@@ -20,6 +20,8 @@ struct EdgeResponder: HTTPResponder {
     let logger: Logger
     let routes: RouteTable
     let hub: EventHub
+    /// `/openapi.json`, made once from the route table.
+    let openAPI: Data
 
     init(bus: Bus, configuration: EdgeConfiguration, verifier: TokenVerifier, rateLimiter: RateLimiter, hub: EventHub, logger: Logger) {
         self.hub = hub
@@ -29,6 +31,7 @@ struct EdgeResponder: HTTPResponder {
         self.rateLimiter = rateLimiter
         self.logger = logger
         routes = RouteTable(contracts: configuration.contracts)
+        openAPI = OpenAPI.document(routes).jsonData
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -46,6 +49,8 @@ struct EdgeResponder: HTTPResponder {
             return jsonResponse(Data(#"{"status":"ok"}"#.utf8))
         case (.get, "/readyz"):
             return await readiness()
+        case (.get, "/openapi.json"):
+            return jsonResponse(openAPI)
         case (.get, "/v1/events"):
             return await events(request, log: &log)
         case (.post, _) where path.hasPrefix("/v1/"):
