@@ -22,10 +22,14 @@ struct ChatStream {
     let requestId: String
     let logger: Logger
 
+    /// Whether `method` can answer with a stream: `chat`.
+    static func streams(_ method: any MethodDescriptor) -> Bool {
+        method.service == AIGateway.chat.service && method.name == AIGateway.chat.name
+    }
+
     /// Whether a call of `method` with `payload` asks for a streamed answer.
     static func wanted(_ method: any MethodDescriptor, _ payload: Data) -> Bool {
-        method.service == AIGateway.chat.service && method.name == AIGateway.chat.name
-            && (try? JSONValue.parse(payload))?.objectValue?["stream"] == .bool(true)
+        streams(method) && (try? JSONValue.parse(payload))?.objectValue?["stream"] == .bool(true)
     }
 
     /// The payload with a `requestId` of the edge's own: an unguessable one, so no other

@@ -220,7 +220,7 @@ struct EdgeResponder: HTTPResponder {
             for await (service, state) in group { states[service] = .string(state) }
             return states
         }
-        let ready = states.values.allSatisfy { $0 == .string("SERVING") }
+        let ready = states.values.allSatisfy { $0.stringValue == HealthStatus.Status.serving.rawValue }
         let body: JSONValue = .object(["status": .string(ready ? "ready" : "not ready"), "services": .object(states)])
         return jsonResponse(body.jsonData, status: ready ? .ok : .serviceUnavailable)
     }

@@ -35,7 +35,7 @@ enum OpenAPI {
                 "tags": .array([.string("events")]),
                 "parameters": .array([header("Last-Event-ID", "The id of the last event received.")]),
                 "responses": .object([
-                    "200": .object(["description": .string("An event stream."), "content": .object(["text/event-stream": .object(["schema": .object(["type": .string("string")])])])]),
+                    "200": .object(["description": .string("An event stream."), "content": .object(["text/event-stream": serverSentEvents])]),
                     "default": errorResponse,
                 ]),
             ]),
@@ -64,7 +64,7 @@ enum OpenAPI {
             "paths": .object(paths),
             "security": .array([.object(["bearer": .array([])])]),
             "components": .object([
-                "securitySchemes": .object(["bearer": .object(["type": .string("http"), "scheme": .string("bearer"), "bearerFormat": .string("JWT")])]),
+                "securitySchemes": .object(["bearer": .object(["type": .string("http"), "scheme": .string("bearer"), "bearerFormat": .string(bearerFormat)])]),
                 "schemas": .object(["Error": errorSchema]),
             ]),
         ])
@@ -117,16 +117,27 @@ enum OpenAPI {
         }
     }
 
-    /// JSON, and for a method whose response names a file (`fileName` with `contentType` or
+    /// A stream of Server-Sent Events: the schema describes one event.
+    private static let serverSentEvents: JSONValue = .object([
+        "schema": .object([
+            "type": .string("object"),
+            "properties": .object(["id": .object(["type": .string("string")]), "event": .object(["type": .string("string")]), "data": .object(["type": .string("string")])]),
+        ]),
+    ])
+
+    /// JSON, a stream of events for a chat that asks for one, and for a method whose response names a file (`fileName` with `contentType` or
     /// `mimeType`) the file itself, which it may answer with instead.
     private static func responseContent(_ method: any MethodDescriptor) -> [String: JSONValue] {
         var content: [String: JSONValue] = ["application/json": .object(["schema": schema(method.responseShape)])]
+        if ChatStream.streams(method) { content["text/event-stream"] = serverSentEvents }
         let keys = Set((method.responseShape.objectValue ?? [:]).keys.map { $0.hasSuffix("?") ? String($0.dropLast()) : $0 })
         if keys.contains("fileName"), keys.contains("contentType") || keys.contains("mimeType") {
             content["*/*"] = .object(["schema": .object(["type": .string("string"), "format": .string("binary")])])
         }
         return content
     }
+
+    private static let bearerFormat = "JWT"
 
     private static let callHeaders: [JSONValue] = [
         header("Idempotency-Key", "1 to 128 characters: a repeat with the same key and request is applied once."),
