@@ -330,6 +330,14 @@ if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
             path: "Benchmarks/NotifierBench"
         ),
         .executableTarget(
+            name: "EdgeBench",
+            dependencies: [
+                "EdgeCore", "StoreCore", "BrokerCore", "Bus", "Contracts", "ServiceKit", "Wire",
+                .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/EdgeBench"
+        ),
+        .executableTarget(
             name: "IngestBench",
             dependencies: ["Bus", "Threads", "Wire", "Contracts", .product(name: "Logging", package: "swift-log")],
             path: "Benchmarks/IngestBench"
