@@ -2,6 +2,10 @@ import Bus
 import Contracts
 import EdgeCore
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import AIGatewayCore
 import TestSupport
 import Testing
 import Wire
@@ -138,7 +142,7 @@ struct EventTests {
 struct ChatStreamTests {
     @Test("a chat with stream: true answers as text/event-stream: tokens, the final event, [DONE]")
     func chatStreams() async throws {
-        try await EdgeWorld.with(aiGateway: true) { world in
+        try await EdgeWorld.with(aiGateway: { _ in }) { world in
             let alice = try await token("alice")
             let answer = try await world.call(
                 "ai-gateway/chat", #"{"requestId":"mine","messages":[{"role":"user","content":"What does chlorophyll absorb?"}],"stream":true}"#, token: alice)
@@ -159,6 +163,46 @@ struct ChatStreamTests {
             let plain = try await world.call("ai-gateway/chat", #"{"messages":[{"role":"user","content":"Hi"}]}"#, token: alice)
             #expect(plain.header("Content-Type") == "application/json")
             #expect(plain.json.objectValue?["text"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test("closing a streamed chat's connection cancels the answer (chat.cancel)")
+    func disconnectCancels() async throws {
+        let provider = try await PythonServer(script: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../AIGatewayTests/mock_provider.py"))
+        defer { Task { await provider.stop() } }
+        let words = (1...60).map { "word\($0)" }.joined(separator: " ")
+        let openAI = RemoteProviderConfiguration(name: "openai", kind: .openai, baseURL: provider.baseURL + "/v1", apiKey: APIKey("sk-test"), chatModel: "gpt-mock")
+        try await EdgeWorld.with(aiGateway: {
+            $0.openAI = openAI
+            $0.routes[.chat] = ["openai"]
+        }) { world in
+            var script = URLRequest(url: URL(string: provider.baseURL + "/_control/script")!)
+            script.httpMethod = "POST"
+            script.httpBody = Data(#"{"route":"openai","steps":[{"text":"\#(words)","chunkDelayMs":100}]}"#.utf8)
+            _ = try await world.session.data(for: script)
+            let streams = EventCollector(try world.probeBus.subscribe(["ai.stream."]))
+            try await eventually("the stream subscription reaches the broker") {
+                try world.probeBus.publish(topic: "ai.stream.probe", payload: Data("{}".utf8))
+                try await Task.sleep(for: .milliseconds(30))
+                return streams.topics().contains("ai.stream.probe")
+            }
+
+            let curl = try ChildProcess(executable: "/usr/bin/curl", arguments: [
+                "-sN", "-H", "Authorization: Bearer \(try await token("alice"))", "--json",
+                #"{"messages":[{"role":"user","content":"Count."}],"stream":true}"#, world.baseURL.absoluteString + "/v1/ai-gateway/chat",
+            ], captureOutput: true)
+            let first = try #require(await curl.readLine())
+            let requestId = try #require(try JSONValue.parse(String(first.dropFirst(6))).objectValue?["requestId"]?.stringValue)
+            curl.send(SIGKILL)
+            await curl.waitForExit()
+
+            let topic = "ai.stream.\(requestId)"
+            try await eventually("the answer ends") {
+                streams.all.contains { $0.topic == topic && (try? JSONValue.parse($0.payload).objectValue?["kind"]) == .string("final") }
+            }
+            let events = streams.all.filter { $0.topic == topic }.compactMap { try? JSONValue.parse($0.payload).objectValue }
+            #expect(events.last?["finishReason"] == .string("cancelled"))
+            #expect(events.filter { $0["kind"] == .string("token") }.count < 60, "the answer stopped before its end")
         }
     }
 }

@@ -60,8 +60,11 @@ struct EdgeWorld {
     let baseURL: URL
     let session: URLSession
 
-    /// - Parameter aiGateway: also run ai-gateway, with its offline local provider.
-    static func start(aiGateway: Bool = false, configure: (inout EdgeConfiguration) -> Void = { _ in }) async throws -> EdgeWorld {
+    /// - Parameter aiGateway: also run ai-gateway (with its offline local provider unless the
+    ///   closure configures others).
+    static func start(
+        aiGateway: ((inout AIGatewayConfiguration) -> Void)? = nil, configure: (inout EdgeConfiguration) -> Void = { _ in }
+    ) async throws -> EdgeWorld {
         let (broker, endpoints) = try await startBroker()
         let directory = FileManager.default.temporaryDirectory.appending(path: "studybus-edge-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -83,9 +86,11 @@ struct EdgeWorld {
         let (edge, edgeTasks) = try await startEdge(endpoints, configure: configure)
         var services: [any Service] = store.services + [probeBus, probe]
         var gateway: AIGatewayService?
-        if aiGateway {
+        if let aiGateway {
+            var configuration = AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite"))
+            aiGateway(&configuration)
             gateway = try AIGatewayService(context: ServiceContext(
-                configuration: AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite")),
+                configuration: configuration,
                 logger: testLogger("ai-gateway"), busConfiguration: busConfiguration(endpoints, source: "ai-gateway")))
             services += gateway!.services
         }
@@ -94,7 +99,7 @@ struct EdgeWorld {
         let world = EdgeWorld(
             broker: broker, endpoints: endpoints, edge: edge, store: store, gateway: gateway, probeBus: probeBus, directory: directory, tasks: tasks,
             baseURL: URL(string: "http://127.0.0.1:\(edge.boundPort!)")!, session: session)
-        for service in ["store", "probe"] + (aiGateway ? ["ai-gateway"] : []) {
+        for service in ["store", "probe"] + (aiGateway != nil ? ["ai-gateway"] : []) {
             try await eventually("\(service) serves") { (try? await probeBus.call(Reserved.health(service), Empty())) != nil }
         }
         return world
@@ -119,7 +124,8 @@ struct EdgeWorld {
 
     /// Runs `body` with a new world and stops it afterwards, also when `body` throws.
     static func with(
-        aiGateway: Bool = false, _ configure: (inout EdgeConfiguration) -> Void = { _ in }, _ body: (EdgeWorld) async throws -> Void
+        aiGateway: ((inout AIGatewayConfiguration) -> Void)? = nil, _ configure: (inout EdgeConfiguration) -> Void = { _ in },
+        _ body: (EdgeWorld) async throws -> Void
     ) async throws {
         let world = try await start(aiGateway: aiGateway, configure: configure)
         do {
