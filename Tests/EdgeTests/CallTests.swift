@@ -185,3 +185,29 @@ struct OpenAPITests {
         }
     }
 }
+
+@Suite("Web apps")
+struct CORSTests {
+    @Test("configured origins get CORS headers and a preflight answer; others get none")
+    func corsForConfiguredOrigins() async throws {
+        try await EdgeWorld.with({ $0.corsOrigins = ["https://app.example.org"] }) { world in
+            let preflight = try await world.request(
+                "OPTIONS", "/v1/store/subjects.list",
+                headers: ["Origin": "https://app.example.org", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"])
+            #expect(preflight.status == 204)
+            #expect(preflight.header("Access-Control-Allow-Origin") == "https://app.example.org")
+            #expect(preflight.header("Access-Control-Allow-Headers")?.contains("Authorization") == true)
+
+            let call = try await world.call("store/subjects.list", token: try await token("alice"), headers: ["Origin": "https://app.example.org"])
+            #expect(call.status == 200)
+            #expect(call.header("Access-Control-Allow-Origin") == "https://app.example.org")
+            let refused = try await world.call("store/subjects.list", token: nil, headers: ["Origin": "https://app.example.org"])
+            #expect(refused.header("Access-Control-Expose-Headers")?.contains("WWW-Authenticate") == true)
+
+            let other = try await world.call("store/subjects.list", token: try await token("alice"), headers: ["Origin": "https://evil.example"])
+            #expect(other.header("Access-Control-Allow-Origin") == nil)
+            let otherPreflight = try await world.request("OPTIONS", "/v1/store/subjects.list", headers: ["Origin": "https://evil.example", "Access-Control-Request-Method": "POST"])
+            #expect(otherPreflight.header("Access-Control-Allow-Origin") == nil)
+        }
+    }
+}

@@ -25,6 +25,9 @@ public struct EdgeConfiguration: ServiceConfiguration {
     public var maximumBodyBytes = 1 << 20
     /// The largest uploaded file (`EDGE_MAX_UPLOAD_BYTES`, default 50 MiB: ingest's largest format).
     public var maximumUploadBytes = StoreLimits.materialBytes
+    /// Web origins whose pages may call the edge (`EDGE_CORS_ORIGINS`, comma-separated, `*` for
+    /// any; default none): browsers get the CORS headers for them only.
+    public var corsOrigins: [String] = []
     /// Which services and methods the edge routes: every contract's methods of audience `.app`.
     public var contracts: [any ServiceContract] = Catalog.contracts
 
@@ -46,6 +49,7 @@ public struct EdgeConfiguration: ServiceConfiguration {
         maximumTimeout = try environment.milliseconds("EDGE_MAX_TIMEOUT_MS", default: maximumTimeout)
         maximumBodyBytes = try environment.int("EDGE_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1024...(64 << 20))
         maximumUploadBytes = try environment.int("EDGE_MAX_UPLOAD_BYTES", default: maximumUploadBytes, in: 1024...(1 << 30))
+        corsOrigins = environment.string("EDGE_CORS_ORIGINS", default: "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     public static var usage: String {
@@ -62,6 +66,7 @@ public struct EdgeConfiguration: ServiceConfiguration {
           EDGE_RATE_PER_SECOND [20], EDGE_RATE_BURST [40]            per-user token bucket
           EDGE_DEFAULT_TIMEOUT_MS [30000], EDGE_MAX_TIMEOUT_MS [300000]
           EDGE_MAX_BODY_BYTES [1048576], EDGE_MAX_UPLOAD_BYTES [52428800]
+          EDGE_CORS_ORIGINS []                      web origins allowed to call (comma-separated, * for any)
         and the bus's (BUS_RPC, BUS_PUB, BUS_SUB; BUS_SECURITY, BUS_KEY, BUS_BROKER_KEY: the edge's
         key has role `edge`), LOG_LEVEL, LOG_FORMAT (docs/operations.md, Settings).
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.

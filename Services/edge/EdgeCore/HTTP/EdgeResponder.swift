@@ -22,6 +22,7 @@ struct EdgeResponder: HTTPResponder {
     let hub: EventHub
     /// `/openapi.json`, made once from the route table.
     let openAPI: Data
+    let cors: CORS
 
     init(bus: Bus, configuration: EdgeConfiguration, verifier: TokenVerifier, rateLimiter: RateLimiter, hub: EventHub, logger: Logger) {
         self.hub = hub
@@ -32,12 +33,14 @@ struct EdgeResponder: HTTPResponder {
         self.logger = logger
         routes = RouteTable(contracts: configuration.contracts)
         openAPI = OpenAPI.document(routes).jsonData
+        cors = CORS(origins: configuration.corsOrigins)
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
         let started = ContinuousClock.now
         var log = AccessLog(method: request.method.rawValue, path: request.uri.path)
-        let response = await route(request, log: &log)
+        var response = CORS.isPreflight(request) ? cors.preflight(request) : await route(request, log: &log)
+        cors.decorate(&response, for: request)
         log.finish(response, started: started, logger: logger)
         return response
     }
