@@ -53,7 +53,7 @@ struct EdgeResponder: HTTPResponder {
         case (.get, "/readyz"):
             return await readiness()
         case (.get, "/openapi.json"):
-            return jsonResponse(openAPI)
+            return jsonResponse(openAPI, for: request)
         case (.get, "/v1/events"):
             return await events(request, log: &log)
         case (.post, _) where path.hasPrefix("/v1/"):
@@ -96,7 +96,7 @@ struct EdgeResponder: HTTPResponder {
             }
             let reply = try await bus.callRaw(service: method.service, method: method.name, payload: payload, options: options)
             if let attachment = reply.attachment { return Files.response(reply: reply.payload, attachment: attachment) }
-            return jsonResponse(reply.payload)
+            return jsonResponse(reply.payload, for: request)
         } catch {
             return errorResponse(error)
         }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import CompressNIO
 import Hummingbird
 import Wire
 
@@ -41,4 +42,26 @@ func jsonResponse(_ bytes: Data, status: HTTPResponse.Status = .ok, headers: HTT
     var headers = headers
     headers[.contentType] = "application/json"
     return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+}
+
+/// A JSON answer, gzipped when it is large and the client takes gzip (`Accept-Encoding`).
+func jsonResponse(_ bytes: Data, for request: Request) -> Response {
+    guard bytes.count >= gzipThreshold, acceptsGzip(request.headers[.acceptEncoding]) else { return jsonResponse(bytes) }
+    var buffer = ByteBuffer(bytes: bytes)
+    guard let compressed = try? buffer.compress(with: .gzip()) else { return jsonResponse(bytes) }
+    let headers: HTTPFields = [.contentType: "application/json", .contentEncoding: "gzip", .vary: "Accept-Encoding"]
+    return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: compressed))
+}
+
+/// Below this many bytes gzip saves less than it costs.
+let gzipThreshold = 1024
+
+/// Whether an `Accept-Encoding` value lists gzip (or `*`) without `q=0`.
+func acceptsGzip(_ header: String?) -> Bool {
+    guard let header else { return false }
+    return header.lowercased().split(separator: ",").contains { item in
+        let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard let coding = parts.first, coding == "gzip" || coding == "*" else { return false }
+        return !parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "").range(of: #"^q=0(\.0*)?$"#, options: .regularExpression) != nil }
+    }
 }
