@@ -214,31 +214,18 @@ struct CORSTests {
 
 @Suite("Compression")
 struct CompressionTests {
-    /// Runs a program and returns its standard output.
-    private func run(_ executable: String, _ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return output
-    }
-
     @Test("large JSON is gzipped for clients that take gzip; small JSON and other clients get it plain")
     func largeJSONIsGzipped() async throws {
         try await EdgeWorld.with { world in
             let file = world.directory.appending(path: "openapi.json.gz").path
-            let headers = try run("/usr/bin/curl", ["-s", "-H", "Accept-Encoding: br, gzip;q=0.8", "-D", "-", "-o", file, world.baseURL.absoluteString + "/openapi.json"])
+            let headers = try await runProgram("/usr/bin/curl", ["-s", "-H", "Accept-Encoding: br, gzip;q=0.8", "-D", "-", "-o", file, world.baseURL.absoluteString + "/openapi.json"])
             #expect(String(decoding: headers, as: UTF8.self).lowercased().contains("content-encoding: gzip"))
-            let unzipped = try run("/bin/gzip", ["-dc", file])
+            let unzipped = try await runProgram("/bin/gzip", ["-dc", file])
             #expect(try JSONValue.parse(unzipped).objectValue?["openapi"] == .string("3.1.0"))
 
-            let refused = try run("/usr/bin/curl", ["-s", "-H", "Accept-Encoding: gzip;q=0", "-D", "-", "-o", "/dev/null", world.baseURL.absoluteString + "/openapi.json"])
+            let refused = try await runProgram("/usr/bin/curl", ["-s", "-H", "Accept-Encoding: gzip;q=0", "-D", "-", "-o", "/dev/null", world.baseURL.absoluteString + "/openapi.json"])
             #expect(!String(decoding: refused, as: UTF8.self).lowercased().contains("content-encoding"))
-            let small = try run("/usr/bin/curl", ["-s", "-H", "Accept-Encoding: gzip", "-D", "-", "-o", "/dev/null", world.baseURL.absoluteString + "/healthz"])
+            let small = try await runProgram("/usr/bin/curl", ["-s", "-H", "Accept-Encoding: gzip", "-D", "-", "-o", "/dev/null", world.baseURL.absoluteString + "/healthz"])
             #expect(!String(decoding: small, as: UTF8.self).lowercased().contains("content-encoding"))
         }
     }

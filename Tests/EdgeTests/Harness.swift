@@ -13,6 +13,7 @@ import ServiceKit
 import ServiceLifecycle
 import StoreCore
 import TestSupport
+import Threads
 import Testing
 import Wire
 
@@ -212,3 +213,25 @@ func hs256(_ claims: TestClaims, secret: [UInt8] = testSecret) async throws -> S
 func token(_ user: String) async throws -> String {
     try await TokenIssuer.issue(user: user, lifetime: 3600, settings: TokenSettings(hmacSecret: testSecret))
 }
+
+/// Runs a program (curl, gzip, openssl) to its end and returns its standard output. The wait
+/// blocks a thread, so it happens off the cooperative pool: with both of a small machine's pool
+/// threads waiting on curl, the edge under test could not answer it.
+func runProgram(_ executable: String, _ arguments: [String]) async throws -> Data {
+    try await offThePool { () throws -> Data in try runBlocking(executable, arguments) }
+}
+
+private func runBlocking(_ executable: String, _ arguments: [String]) throws -> Data {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let output = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return output
+}
+
+func text(_ data: Data) -> String { String(decoding: data, as: UTF8.self) }

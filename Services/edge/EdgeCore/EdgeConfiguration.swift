@@ -11,6 +11,10 @@ public struct EdgeConfiguration: ServiceConfiguration {
     public var host = "0.0.0.0"
     /// The HTTP port (`EDGE_PORT`, default 8080; 0 picks a free one, for tests).
     public var port = 8080
+    /// The certificate chain and private key (PEM files) to serve HTTPS with, HTTP/2 offered
+    /// by ALPN (`EDGE_TLS_CERT_FILE`, `EDGE_TLS_KEY_FILE`; default none: plain HTTP/1.1 for a
+    /// proxy in front).
+    public var tls: (certificateFile: String, keyFile: String)?
     /// How tokens are checked.
     public var tokens: TokenSettings
     /// Requests a user may make per second, on average (`EDGE_RATE_PER_SECOND`, default 20).
@@ -49,6 +53,11 @@ public struct EdgeConfiguration: ServiceConfiguration {
         maximumTimeout = try environment.milliseconds("EDGE_MAX_TIMEOUT_MS", default: maximumTimeout)
         maximumBodyBytes = try environment.int("EDGE_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1024...(64 << 20))
         maximumUploadBytes = try environment.int("EDGE_MAX_UPLOAD_BYTES", default: maximumUploadBytes, in: 1024...(1 << 30))
+        switch (environment.optionalString("EDGE_TLS_CERT_FILE"), environment.optionalString("EDGE_TLS_KEY_FILE")) {
+        case (let certificate?, let key?): tls = (certificate, key)
+        case (nil, nil): tls = nil
+        default: throw .invalidArgument("set both EDGE_TLS_CERT_FILE and EDGE_TLS_KEY_FILE, or neither")
+        }
         corsOrigins = environment.string("EDGE_CORS_ORIGINS", default: "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
@@ -60,6 +69,7 @@ public struct EdgeConfiguration: ServiceConfiguration {
         JSON body and `Authorization: Bearer JWT`; the token's `sub` is the user every call acts
         for. Configured by environment variables (defaults in brackets):
           EDGE_HOST [0.0.0.0], EDGE_PORT [8080]
+          EDGE_TLS_CERT_FILE, EDGE_TLS_KEY_FILE     PEM files: HTTPS with HTTP/2 (default: plain HTTP)
           EDGE_JWT_SECRET or EDGE_JWT_SECRET_FILE   HS256 secret (at least 32 bytes)
           EDGE_JWKS_FILE                            RS256/ES256 public keys (a JWKS document)
           EDGE_JWT_ISSUER [studybus], EDGE_JWT_AUDIENCE [studybus], EDGE_JWT_LEEWAY_SECONDS [30]

@@ -1,8 +1,11 @@
 import Bus
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import HummingbirdHTTP2
 import Logging
 import NIOCore
+import NIOSSL
 import ServiceKit
 import ServiceLifecycle
 import Synchronization
@@ -37,6 +40,7 @@ public final class EdgeService: StudyBusService {
         let logger = context.logger
         var application = Application(
             responder: responder,
+            server: try Self.server(tls: configuration.tls),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "studybus-edge"),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port
@@ -48,8 +52,23 @@ public final class EdgeService: StudyBusService {
         self.application = application
     }
 
-    /// The bus first, so it closes last; the HTTP server last, so it stops taking requests first.
-    public var services: [any Service] { [bus, hub, application] }
+    /// HTTP/1.1, or with certificate files HTTPS offering HTTP/2 and HTTP/1.1 by ALPN.
+    /// - Throws: `FAILED_PRECONDITION` for files that do not hold a PEM chain and key.
+    public static func server(tls: (certificateFile: String, keyFile: String)?) throws(BusError) -> HTTPServerBuilder {
+        guard let tls else { return .http1() }
+        do {
+            let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateFile)
+            let key = try NIOSSLPrivateKey(file: tls.keyFile, format: .pem)
+            let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
+            return try .http2Upgrade(tlsConfiguration: configuration)
+        } catch {
+            throw .failedPrecondition("cannot serve HTTPS with EDGE_TLS_CERT_FILE \(tls.certificateFile) and EDGE_TLS_KEY_FILE \(tls.keyFile): \(error)")
+        }
+    }
+
+    /// The bus first, so it closes last. The hub last, so that on shutdown it ends the event
+    /// streams first: the HTTP server then stops without waiting for them.
+    public var services: [any Service] { [bus, application, hub] }
 
     /// The port the server listens on, once it does (the configured one, or the one picked for 0).
     public var boundPort: Int? { port.value.withLock { $0 } }

@@ -19,7 +19,7 @@ struct AccessLog {
         let elapsed = ContinuousClock.now - started
         var metadata: Logger.Metadata = [
             "method": "\(method)", "path": "\(path)", "status": "\(response.status.code)",
-            "us": "\(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000)",
+            "us": "\(Int(elapsed / .microseconds(1)))",
         ]
         if let route { metadata["route"] = "\(route)" }
         if let user { metadata["user"] = "\(user)" }

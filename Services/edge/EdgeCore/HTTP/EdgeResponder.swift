@@ -112,7 +112,7 @@ struct EdgeResponder: HTTPResponder {
         }
         log.user = user
         if let wait = rateLimiter.take(user) {
-            let seconds = max(1, Int((Double(wait.components.seconds) + Double(wait.components.attoseconds) / 1e18).rounded(.up)))
+            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             let error = BusError(
                 .resourceExhausted, "too many requests for this user; retry after \(seconds) s", details: .object(["retryAfterSeconds": .int(Int64(seconds))]))
             return .failure(Refusal(response: errorResponse(error, headers: [.retryAfter: String(seconds)])))

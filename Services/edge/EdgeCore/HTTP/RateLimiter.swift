@@ -29,7 +29,7 @@ public final class RateLimiter: Sendable {
         buckets.withLock { buckets in
             if buckets.count >= maximumUsers, buckets[user] == nil { sweep(&buckets, now: now) }
             var bucket = buckets[user] ?? Bucket(tokens: burst, updated: now)
-            let elapsed = max(0, Double((now - bucket.updated).components.seconds) + Double((now - bucket.updated).components.attoseconds) / 1e18)
+            let elapsed = max(0, (now - bucket.updated) / .seconds(1))
             bucket.tokens = min(burst, bucket.tokens + elapsed * rate)
             bucket.updated = now
             defer { buckets[user] = bucket }
