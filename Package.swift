@@ -14,19 +14,26 @@ let package = Package(
         .executable(name: "store", targets: ["store"]),
         .executable(name: "notifier", targets: ["notifier"]),
         .executable(name: "ingest", targets: ["ingest"]),
+        .executable(name: "edge", targets: ["edge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
-        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"4.0.0"),
+        // jwt-kit 5.7 needs swift-crypto 4.1 or later.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/weichsel/ZIPFoundation.git", from: "0.9.20"),
         // Metrics (the API every module records through) and their Prometheus exposition, served
         // with SwiftNIO's HTTP/1 on each process's monitoring port.
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.2"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -114,7 +121,7 @@ let package = Package(
         .target(
             name: "BusCtlCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts",
+                "Bus", "Threads", "Wire", "Contracts", "EdgeCore", "ServiceKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
@@ -215,6 +222,28 @@ let package = Package(
         ),
         .executableTarget(name: "ingest", dependencies: ["IngestCore", "ServiceKit"], path: "Services/ingest/main"),
 
+        // MARK: edge
+        // edge: the HTTP front door for apps (JWT users, JSON calls, files, SSE, OpenAPI).
+        .target(
+            name: "EdgeCore",
+            dependencies: [
+                "Bus", "Threads", "Wire", "Contracts", "ServiceKit",
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/edge/EdgeCore"
+        ),
+        .executableTarget(name: "edge", dependencies: ["EdgeCore", "ServiceKit"], path: "Services/edge/main"),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -276,6 +305,17 @@ let package = Package(
             exclude: ["Reference"]
         ),
         .testTarget(
+            name: "EdgeTests",
+            dependencies: [
+                "EdgeCore", "StoreCore", "AIGatewayCore", "Bus", "Contracts", "ServiceKit", "Threads", "Wire", "BrokerCore", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/EdgeTests"
+        ),
+        .testTarget(
             name: "IngestTests",
             dependencies: [
                 "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
@@ -316,6 +356,14 @@ if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
             name: "NotifierBench",
             dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "Storage", "HTTPClient", .product(name: "GRDB", package: "GRDB.swift")],
             path: "Benchmarks/NotifierBench"
+        ),
+        .executableTarget(
+            name: "EdgeBench",
+            dependencies: [
+                "EdgeCore", "StoreCore", "BrokerCore", "Bus", "Contracts", "ServiceKit", "Wire",
+                .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Benchmarks/EdgeBench"
         ),
         .executableTarget(
             name: "IngestBench",

@@ -7,9 +7,14 @@ import Wire
 
 extension ServiceHost {
     /// Answers `_events.replay` from `outbox`: the stored events after a `seq`, at most
-    /// ``Outbox/replayLimit`` per call.
+    /// ``Outbox/replayLimit`` per call; only the header user's when the request names one, and
+    /// every user's only for services and operators (wire protocol, Addition 14).
     public func serveReplay(from outbox: Outbox) {
-        handle(Reserved.eventsReplay(service)) { request, _ in try await outbox.replay(request) }
+        let service = self.service
+        handle(Reserved.eventsReplay(service)) { request, context in
+            if context.user == nil { try context.require(.service, for: "\(service)/_events.replay of every user's events") }
+            return try await outbox.replay(request, user: context.user)
+        }
     }
 
     /// Answers `_backup` with an online copy of `database` (``ServiceDatabase/snapshot(service:limit:policy:)``),

@@ -179,9 +179,10 @@ public final class Outbox: Service, Sendable {
     public static let replayLimit = 1000
 
     /// The answer to `_events.replay`: the stored events after `request.after` (at most
-    /// ``replayLimit``).
+    /// ``replayLimit``), only `user`'s when given. `lastSeq` is the stream's newest either way,
+    /// so a caller reading one user's events is caught up when a page holds fewer than it asked.
     /// - Throws: `INVALID_ARGUMENT` for a negative `after` or a limit out of range.
-    public func replay(_ request: ReplayRequest) async throws -> ReplayResponse {
+    public func replay(_ request: ReplayRequest, user: String? = nil) async throws -> ReplayResponse {
         guard request.after >= 0 else { throw BusError.invalidArgument("field 'after' must be 0 or more") }
         let limit = request.limit ?? Self.replayLimit
         guard (1...Self.replayLimit).contains(limit) else {
@@ -189,7 +190,14 @@ public final class Outbox: Service, Sendable {
         }
         let source = self.source, instance = self.instance
         return try await database.pool.read { db in
-            let rows = try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [request.after, limit])
+            let rows = if let user {
+                // Walks the stream from `after` by its primary key: one user's share of the
+                // retained events is read past, not indexed (events are kept for days, and the
+                // edge asks from its last position).
+                try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? AND user = ? ORDER BY seq LIMIT ?", arguments: [request.after, user, limit])
+            } else {
+                try StoredRow.fetchAll(db, sql: "SELECT * FROM bus_outbox WHERE seq > ? ORDER BY seq LIMIT ?", arguments: [request.after, limit])
+            }
             let lastSeq = try Int64.fetchOne(db, sql: "SELECT seq FROM sqlite_sequence WHERE name = 'bus_outbox'") ?? 0
             let events = try rows.map { row in
                 StoredEvent(topic: row.topic, header: row.header(source: source, instance: instance), payload: try JSONValue.parse(row.payload))

@@ -133,10 +133,12 @@ public enum Reserved {
         Method(service: service, "_describe", "The service's methods and events, with request, response and payload shapes.", audience: .any)
     }
 
-    /// `_events.replay`: the stored events of the service's durable stream after a `seq`. Every
-    /// user's events: for consuming services and operators only.
+    /// `_events.replay`: the stored events of the service's durable stream after a `seq`.
+    /// Services and operators read every user's events, or one user's when the header names a
+    /// `user`; app callers (the edge, user keys) only their header user's (wire protocol,
+    /// Addition 14), so its audience is `.app` and the handler narrows it.
     public static func eventsReplay(_ service: String) -> Method<ReplayRequest, ReplayResponse> {
-        Method(service: service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up.", audience: .service)
+        Method(service: service, "_events.replay", "Stored events after a seq, in order, to fill gaps or catch up; one user's for app callers.", audience: .app)
     }
 
     /// `_backup` (a StudyBus extension, not in the wire protocol): an online copy of the service's

@@ -32,6 +32,8 @@ final class DevSystem: Sendable {
         environment["STUDYBUS_DATA"] = data.path
         environment["STUDYBUS_BIN"] = builtProductsDirectory.path
         environment["STUDYBUS_METRICS_BASE"] = String(try freePortBlock(count: 40))
+        // The HTTP edge that scripts/dev starts too, on a port of its own.
+        environment["EDGE_PORT"] = String(try freePort())
         for (name, port) in [("RPC", rpc), ("PUB", pub), ("SUB", sub)] {
             environment["BUS_\(name)"] = "tcp://127.0.0.1:\(port)"
             environment["BUS_\(name)_BIND"] = "tcp://127.0.0.1:\(port)"

@@ -13,6 +13,9 @@ use_dev_keys() {
     # Bus security of the local system: on unless BUS_SECURITY=off is set explicitly.
     export BUS_SECURITY="${BUS_SECURITY:-on}"
     export BUS_KEY="${BUS_KEY:-$KEYS/busctl.key_secret}" BUS_BROKER_KEY="${BUS_BROKER_KEY:-$KEYS/broker.key}"
+    # The HTTP edge's token secret (HS256); `busctl token issue` signs development tokens with it.
+    export EDGE_JWT_SECRET_FILE="${EDGE_JWT_SECRET_FILE:-$KEYS/edge-jwt.secret}"
+    export EDGE_URL="${EDGE_URL:-http://127.0.0.1:${EDGE_PORT:-8080}}"
 }
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -20,7 +20,7 @@ public struct BusCtl: AsyncParsableCommand {
         {"error":{"code","name","message","details"}}.
         """,
         version: "busctl \(BuildInfo.description)",
-        subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self])
+        subcommands: [Call.self, Tail.self, Services.self, Health.self, Describe.self, Backup.self, Keys.self, Token.self])
 
     public init() {}
 

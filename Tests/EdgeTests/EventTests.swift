@@ -1,0 +1,208 @@
+import Bus
+import Contracts
+import EdgeCore
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import AIGatewayCore
+import TestSupport
+import Testing
+import Wire
+
+/// One Server-Sent Event as a client reads it.
+struct SSEEvent {
+    var id: String?
+    var event: String?
+    var data: JSONValue
+}
+
+/// A `GET /v1/events` stream read by curl, a client that is not ours.
+struct SSEClient {
+    let process: ChildProcess
+
+    init(_ baseURL: URL, token: String, lastEventID: String? = nil) throws {
+        var arguments = ["-sN", "-H", "Authorization: Bearer \(token)"]
+        if let lastEventID { arguments += ["-H", "Last-Event-ID: \(lastEventID)"] }
+        process = try ChildProcess(executable: "/usr/bin/curl", arguments: arguments + [baseURL.absoluteString + "/v1/events"], captureOutput: true)
+    }
+
+    /// The next event, skipping comments and the `retry` hint; nil if none comes in time.
+    func next(timeout: Duration = .seconds(10)) async -> SSEEvent? {
+        var event = SSEEvent(data: .null)
+        var fields = 0
+        while let line = await process.readLine(timeout: timeout) {
+            if line.isEmpty {
+                if fields > 0 { return event }
+                continue
+            }
+            if line.hasPrefix(":") || line.hasPrefix("retry:") { continue }
+            fields += 1
+            if line.hasPrefix("id: ") { event.id = String(line.dropFirst(4)) }
+            if line.hasPrefix("event: ") { event.event = String(line.dropFirst(7)) }
+            if line.hasPrefix("data: ") { event.data = (try? JSONValue.parse(String(line.dropFirst(6)))) ?? .null }
+        }
+        return nil
+    }
+
+    func close() async { await process.terminate(grace: .seconds(2)) }
+}
+
+extension SSEEvent {
+    var subjectName: String? { data.objectValue?["payload"]?.objectValue?["name"]?.stringValue }
+}
+
+@Suite("Events through the edge")
+struct EventTests {
+    @Test("each user's /v1/events carries their own events only, with ids")
+    func eventsAreTheCallersOwn() async throws {
+        try await EdgeWorld.with { world in
+            let alice = try await token("alice"), bob = try await token("bob")
+            let alices = try SSEClient(world.baseURL, token: alice)
+            let bobs = try SSEClient(world.baseURL, token: bob)
+            try await eventually("both streams listen") { world.edge.hub.listenerCount == 2 }
+
+            _ = try await world.call("store/subjects.create", #"{"name":"Alice 1"}"#, token: alice)
+            _ = try await world.call("store/subjects.create", #"{"name":"Bob 1"}"#, token: bob)
+            _ = try await world.call("store/subjects.create", #"{"name":"Alice 2"}"#, token: alice)
+
+            let first = try #require(await alices.next())
+            #expect(first.event == "subject.created")
+            #expect(first.subjectName == "Alice 1")
+            #expect(first.data.objectValue?["source"] == .string("store"))
+            #expect(first.id?.hasPrefix("store:") == true)
+            #expect(try #require(await alices.next()).subjectName == "Alice 2")
+            #expect(try #require(await bobs.next()).subjectName == "Bob 1")
+            await alices.close()
+            await bobs.close()
+        }
+    }
+
+    @Test("Last-Event-ID resumes after a reconnect to a restarted edge: nothing lost, nothing twice")
+    func lastEventIDResumes() async throws {
+        try await EdgeWorld.with { world in
+            let alice = try await token("alice")
+            _ = try await world.call("store/subjects.create", #"{"name":"Before"}"#, token: alice)
+            let stream = try SSEClient(world.baseURL, token: alice)
+            // Stored events come first: the one made before the stream opened.
+            let before = try #require(await stream.next())
+            #expect(before.subjectName == "Before")
+            _ = try await world.call("store/subjects.create", #"{"name":"Seen"}"#, token: alice)
+            let seen = try #require(await stream.next())
+            #expect(seen.subjectName == "Seen")
+            await stream.close()
+
+            _ = try await world.call("store/subjects.create", #"{"name":"Missed"}"#, token: alice)
+            _ = try await world.call("store/subjects.create", #"{"name":"Bob's"}"#, token: try await token("bob"))
+            // Another edge process, knowing nothing of the first: the id alone is the position.
+            let (restarted, tasks) = try await EdgeWorld.startEdge(world.endpoints)
+            let resumed = try SSEClient(URL(string: "http://127.0.0.1:\(restarted.boundPort!)")!, token: alice, lastEventID: seen.id)
+            #expect(try #require(await resumed.next()).subjectName == "Missed")
+            _ = try await world.call("store/subjects.create", #"{"name":"Live"}"#, token: alice)
+            #expect(try #require(await resumed.next()).subjectName == "Live")
+            await resumed.close()
+            for task in tasks.reversed() { task.cancel(); _ = try? await task.value }
+        }
+    }
+
+    @Test("a Last-Event-ID the edge did not write is 400")
+    func foreignLastEventIDIsRefused() async throws {
+        try await EdgeWorld.with { world in
+            for id in ["store:zz:1", "store:12345678:-1", "store:12345678", String(repeating: "a", count: 2000)] {
+                let answer = try await world.request("GET", "/v1/events", token: try await token("alice"), headers: ["Last-Event-ID": id])
+                #expect(answer.status == 400, "\(id)")
+            }
+            #expect(try await world.request("GET", "/v1/events").status == 401)
+        }
+    }
+
+    @Test("_events.replay answers an edge caller one user's events only, and none without a user (Addition 14)")
+    func replayForTheEdgeIsOneUsers() async throws {
+        try await EdgeWorld.with { world in
+            _ = try await world.call("store/subjects.create", #"{"name":"Alice's"}"#, token: try await token("alice"))
+            _ = try await world.call("store/subjects.create", #"{"name":"Bob's"}"#, token: try await token("bob"))
+            let edge = try BusIdentity(role: .edge, name: nil)
+            var asEdge = CallOptions(user: "alice")
+            asEdge.claimedCaller = edge
+            let alices = try await world.probeBus.call(Reserved.eventsReplay("store"), ReplayRequest(after: 0), options: asEdge)
+            #expect(alices.events.map(\.header.user) == ["alice"])
+            #expect(alices.lastSeq == 2)
+
+            var everyone = CallOptions()
+            everyone.claimedCaller = edge
+            await #expect(throws: BusError.self) { try await world.probeBus.call(Reserved.eventsReplay("store"), ReplayRequest(after: 0), options: everyone) }
+            var asService = CallOptions()
+            asService.claimedCaller = try BusIdentity(role: .service, name: "scheduler")
+            #expect(try await world.probeBus.call(Reserved.eventsReplay("store"), ReplayRequest(after: 0), options: asService).events.count == 2)
+        }
+    }
+}
+
+@Suite("The tutor streamed through the edge")
+struct ChatStreamTests {
+    @Test("a chat with stream: true answers as text/event-stream: tokens, the final event, [DONE]")
+    func chatStreams() async throws {
+        try await EdgeWorld.with(aiGateway: { _ in }) { world in
+            let alice = try await token("alice")
+            let answer = try await world.call(
+                "ai-gateway/chat", #"{"requestId":"mine","messages":[{"role":"user","content":"What does chlorophyll absorb?"}],"stream":true}"#, token: alice)
+            #expect(answer.status == 200)
+            #expect(answer.header("Content-Type") == "text/event-stream")
+            let lines = String(decoding: answer.body, as: UTF8.self).split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { $0.dropFirst(6) }
+            #expect(lines.last == "[DONE]")
+            let events = lines.dropLast().compactMap { try? JSONValue.parse(String($0)).objectValue }
+            let final = try #require(events.last)
+            #expect(final["kind"] == .string("final"))
+            let requestId = try #require(final["requestId"]?.stringValue)
+            #expect(requestId.hasPrefix("edge-"), "the edge names the stream, not the client")
+            let tokens = events.filter { $0["kind"] == .string("token") }
+            #expect(!tokens.isEmpty)
+            #expect(tokens.compactMap { $0["delta"]?.stringValue }.joined() == final["text"]?.stringValue)
+
+            // Without stream: one JSON answer.
+            let plain = try await world.call("ai-gateway/chat", #"{"messages":[{"role":"user","content":"Hi"}]}"#, token: alice)
+            #expect(plain.header("Content-Type") == "application/json")
+            #expect(plain.json.objectValue?["text"]?.stringValue?.isEmpty == false)
+        }
+    }
+
+    @Test("closing a streamed chat's connection cancels the answer (chat.cancel)")
+    func disconnectCancels() async throws {
+        let provider = try await PythonServer(script: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "../AIGatewayTests/mock_provider.py"))
+        defer { Task { await provider.stop() } }
+        let words = (1...60).map { "word\($0)" }.joined(separator: " ")
+        let openAI = RemoteProviderConfiguration(name: "openai", kind: .openai, baseURL: provider.baseURL + "/v1", apiKey: APIKey("sk-test"), chatModel: "gpt-mock")
+        try await EdgeWorld.with(aiGateway: {
+            $0.openAI = openAI
+            $0.routes[.chat] = ["openai"]
+        }) { world in
+            var script = URLRequest(url: URL(string: provider.baseURL + "/_control/script")!)
+            script.httpMethod = "POST"
+            script.httpBody = Data(#"{"route":"openai","steps":[{"text":"\#(words)","chunkDelayMs":100}]}"#.utf8)
+            _ = try await world.session.data(for: script)
+            let streams = EventCollector(try world.probeBus.subscribe(["ai.stream."]))
+            try await eventually("the stream subscription reaches the broker") {
+                try world.probeBus.publish(topic: "ai.stream.probe", payload: Data("{}".utf8))
+                try await Task.sleep(for: .milliseconds(30))
+                return streams.topics().contains("ai.stream.probe")
+            }
+
+            let curl = try ChildProcess(executable: "/usr/bin/curl", arguments: [
+                "-sN", "-H", "Authorization: Bearer \(try await token("alice"))", "--json",
+                #"{"messages":[{"role":"user","content":"Count."}],"stream":true}"#, world.baseURL.absoluteString + "/v1/ai-gateway/chat",
+            ], captureOutput: true)
+            let first = try #require(await curl.readLine())
+            let requestId = try #require(try JSONValue.parse(String(first.dropFirst(6))).objectValue?["requestId"]?.stringValue)
+            curl.send(SIGKILL)
+            await curl.waitForExit()
+
+            let topic = "ai.stream.\(requestId)"
+            try await eventually("the answer ends") {
+                streams.all.contains { $0.topic == topic && (try? JSONValue.parse($0.payload).objectValue?["kind"]) == .string("final") }
+            }
+            let events = streams.all.filter { $0.topic == topic }.compactMap { try? JSONValue.parse($0.payload).objectValue }
+            #expect(events.last?["finishReason"] == .string("cancelled"))
+            #expect(events.filter { $0["kind"] == .string("token") }.count < 60, "the answer stopped before its end")
+        }
+    }
+}
