@@ -10,7 +10,7 @@ import Wire
 /// |---|---|---|---|
 /// | `service NAME` | `NAME` only | the topics NAME's contract declares | declared topics, exactly |
 /// | `operator` | nothing | anything | anything, `bus.rpc` included |
-/// | `edge` | nothing | nothing | declared topics, exactly; one `ai.stream.<id>` |
+/// | `edge` | nothing | nothing | declared topics, exactly; `ai.stream.` streams |
 /// | `user` | nothing | nothing | nothing (its events reach it through the edge) |
 ///
 /// Calls are for every role; the called service checks the method's audience against the
@@ -91,7 +91,7 @@ struct BrokerAccess {
             return "a user key may not subscribe: its events reach it through the edge"
         case .service, .edge:
             if topics.declared.admitsExactly(prefix) { return nil }
-            if identity.role == .edge && topics.declared.admitsTemplate(prefix) { return nil }
+            if identity.role == .edge && topics.declared.admitsTemplatePrefix(prefix) { return nil }
             return "\(identity.role.withArticle) key may subscribe only to declared topics by their whole name"
         }
     }
@@ -123,9 +123,14 @@ struct TopicRules: Sendable {
             exact.contains(Data(topic))
         }
 
-        /// A template's fixed start and at least one byte more.
+        /// A template's fixed start and at least one byte more (a topic published on it).
         func admitsTemplate(_ topic: UnsafeRawBufferPointer) -> Bool {
             templatePrefixes.contains { prefix in topic.count > prefix.count && topic.starts(with: prefix) }
+        }
+
+        /// A prefix that selects only topics of a template: its fixed start, and maybe more.
+        func admitsTemplatePrefix(_ prefix: UnsafeRawBufferPointer) -> Bool {
+            templatePrefixes.contains { start in prefix.count >= start.count && prefix.starts(with: start) }
         }
 
         func admits(_ topic: UnsafeRawBufferPointer) -> Bool {

@@ -1,4 +1,5 @@
 import Bus
+import Contracts
 import Foundation
 import Logging
 import ServiceLifecycle
@@ -37,9 +38,13 @@ public final class EventHub: Service, Sendable {
         self.logger = logger
     }
 
+    /// Every topic a contract declares, templates (`ai.stream.<requestId>`) by their fixed
+    /// start: what the broker lets an edge key subscribe to (docs/wire-protocol.md, Addition 12).
+    static let topics = Catalog.contracts.flatMap { $0.topics.map { String($0.name.prefix { $0 != "<" }) } }
+
     /// Subscribes until graceful shutdown, then ends every stream.
     public func run() async throws {
-        let subscription = try bus.subscribe([""])
+        let subscription = try bus.subscribe(Self.topics)
         await cancelWhenGracefulShutdown {
             for await event in subscription { self.deliver(event) }
         }
