@@ -240,12 +240,17 @@ struct BrokerSecurityTests {
             }
         }
         #expect(try await operatorBus.call(Reserved.health(BrokerProtocol.serviceName), Empty()).status == .serving, "the same connection goes on")
+        // The old and the new key of one service both serve it, as during a rotation.
+        var workers: [RawPeer] = []
         for keys in [world.echoKeys, CurveClientKeys(keyPair: rotated, brokerKey: world.keys.broker.publicKey)] {
             let worker = try await world.peer(keys)
             try await worker.ready("echo")
-            try await Task.sleep(for: .milliseconds(100))
-            await worker.close()
+            workers.append(worker)
         }
+        try await eventually("both keys' workers registered") {
+            try await operatorBus.call(BrokerProtocol.services, Empty()).first { $0.name == "echo" }?.workers == 2
+        }
+        for worker in workers { await worker.close() }
         let status = try await world.status()
         #expect(status.allowlist?.keys == 3 && status.refused["ready"] == 0 && status.refused["revoked"] ?? 0 >= 1)
         await userBus.shutdown()

@@ -141,16 +141,8 @@ struct MonitoringTests {
 /// it answered.
 private func trickle(port: Int, _ bytes: [UInt8]) async throws -> String {
     try await offThePool { () throws(any Error) -> String in
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = try connectLoopback(port: port)
         defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw POSIXError(.ECONNREFUSED) }
         for byte in bytes {
             var one = byte
             if send(fd, &one, 1, Int32(MSG_NOSIGNAL)) <= 0 { break }

@@ -128,14 +128,7 @@ struct EdgeWorld {
         aiGateway: ((inout AIGatewayConfiguration) -> Void)? = nil, _ configure: (inout EdgeConfiguration) -> Void = { _ in },
         _ body: (EdgeWorld) async throws -> Void
     ) async throws {
-        let world = try await start(aiGateway: aiGateway, configure: configure)
-        do {
-            try await body(world)
-        } catch {
-            await world.stop()
-            throw error
-        }
-        await world.stop()
+        try await running(try await start(aiGateway: aiGateway, configure: configure), stop: { await $0.stop() }, body)
     }
 
     func stop() async {

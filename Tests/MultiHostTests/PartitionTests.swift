@@ -82,14 +82,7 @@ private struct TwoHosts {
 
     /// Starts the hosts, runs `body` and removes every namespace whether `body` succeeds or throws.
     static func run(_ body: (TwoHosts) async throws -> Void) async throws {
-        let hosts = try await start()
-        do {
-            try await body(hosts)
-        } catch {
-            await hosts.stop()
-            throw error
-        }
-        await hosts.stop()
+        try await running(try await start(), stop: { await $0.stop() }, body)
     }
 }
 

@@ -19,10 +19,10 @@ public func rawHTTP(port: Int, _ request: [UInt8], timeout: Duration = .seconds(
     try await offThePool { () throws(any Error) in try blockingRawHTTP(port: port, request, timeout: timeout) }
 }
 
-private func blockingRawHTTP(port: Int, _ request: [UInt8], timeout: Duration) throws -> String {
+/// A blocking TCP socket connected to 127.0.0.1:`port`; the caller closes it.
+public func connectLoopback(port: Int) throws -> Int32 {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { throw POSIXError(.init(rawValue: errno) ?? .EIO) }
-    defer { close(fd) }
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -30,7 +30,17 @@ private func blockingRawHTTP(port: Int, _ request: [UInt8], timeout: Duration) t
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard connected == 0 else { throw POSIXError(.init(rawValue: errno) ?? .ECONNREFUSED) }
+    guard connected == 0 else {
+        let error = POSIXError(.init(rawValue: errno) ?? .ECONNREFUSED)
+        close(fd)
+        throw error
+    }
+    return fd
+}
+
+private func blockingRawHTTP(port: Int, _ request: [UInt8], timeout: Duration) throws -> String {
+    let fd = try connectLoopback(port: port)
+    defer { close(fd) }
     var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     var sent = 0

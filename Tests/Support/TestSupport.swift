@@ -129,3 +129,15 @@ extension EventCollector {
 public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 250) -> [String: String] {
     ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs), "BUS_SECURITY": "off"]
 }
+
+/// Runs `body` with `world` and then `stop`s it, also when `body` throws (a `defer` cannot
+/// await).
+public func running<World>(_ world: World, stop: (World) async -> Void, _ body: (World) async throws -> Void) async throws {
+    do {
+        try await body(world)
+    } catch {
+        await stop(world)
+        throw error
+    }
+    await stop(world)
+}

@@ -60,14 +60,7 @@ final class DevSystem: Sendable {
 
     /// Starts a system, runs `body` with it, and stops it whether `body` succeeds or throws.
     static func run(_ services: [String] = [], _ body: (DevSystem) async throws -> Void) async throws {
-        let system = try await start(services)
-        do {
-            try await body(system)
-        } catch {
-            await system.stop()
-            throw error
-        }
-        await system.stop()
+        try await running(try await start(services), stop: { await $0.stop() }, body)
     }
 
     /// Waits until the broker lists `count` workers of `service`.

@@ -16,25 +16,53 @@ import Wire
 /// Calls are for every role; the called service checks the method's audience against the
 /// `caller` the broker stamps, and the broker itself refuses a `user` key naming another user.
 struct BrokerAccess {
+    /// What one admitted key may do, found with one hash lookup per message by the key's Z85
+    /// text, which is the `User-Id` the ZAP handler gives its connections.
+    struct Key {
+        let identity: BusIdentity
+        /// The `caller` member the broker appends to this key's requests.
+        let callerMember: [UInt8]
+        /// The topics it may publish: its service's, every topic for an operator, none for others.
+        let publishes: TopicRules.Names?
+
+        /// Why this key may not register as a worker for `service`, if it may not.
+        func readyRefusal(service: String) -> String? {
+            guard identity.role == .service else { return "\(identity.role.withArticle) key may not serve any service" }
+            guard identity.name == service else { return "the key of service \(identity.name ?? "") may not serve \(service)" }
+            return nil
+        }
+
+        /// Why this key may not publish on `topic`, if it may not.
+        func publishRefusal(topic: UnsafeRawBufferPointer) -> String? {
+            if identity.role == .operator { return nil }
+            guard identity.role == .service, let name = identity.name else { return "\(identity.role.withArticle) key may not publish events" }
+            guard let publishes else { return "service \(name) has no contract that declares topics" }
+            return publishes.admits(topic) ? nil : "service \(name)'s contract does not declare this topic"
+        }
+
+        /// Why this key may not act for `user`, named by a request header, if it may not.
+        func userRefusal(user: String?) -> String? {
+            guard identity.role == .user, let user, user != identity.name else { return nil }
+            return "a user key may act only for its own user"
+        }
+    }
+
     /// Where the allowlist was read from.
     let path: String
-    let allowlist: Allowlist
     let loadedAt: Date
-    /// Each admitted key's identity by its Z85 text, which is the `User-Id` the ZAP handler
-    /// gives its connections: one hash lookup per message.
-    private let identities: [String: BusIdentity]
-    /// The `caller` member the broker appends to the headers of each identity's requests.
-    private let callerMembers: [BusIdentity: [UInt8]]
     /// The topics each service may publish, and those others may subscribe to.
     let topics: TopicRules
+    private let keys: [String: Key]
 
     init(path: String, allowlist: Allowlist, topics: TopicRules, loadedAt: Date = Date()) {
         self.path = path
-        self.allowlist = allowlist
         self.topics = topics
         self.loadedAt = loadedAt
-        identities = Dictionary(allowlist.entries.map { ($0.key.z85, $0.identity) }, uniquingKeysWith: { first, _ in first })
-        callerMembers = Dictionary(allowlist.entries.map { ($0.identity, RequestHeader.callerMember($0.identity)) }, uniquingKeysWith: { first, _ in first })
+        keys = Dictionary(uniqueKeysWithValues: allowlist.entries.map { entry in
+            let identity = entry.identity
+            let publishes = identity.role == .service ? identity.name.flatMap { topics.published[$0] } : nil
+            return (entry.key.z85, Key(identity: identity, callerMember: RequestHeader.callerMember(identity), publishes: publishes))
+        })
     }
 
     /// Reads the allowlist at `path`.
@@ -43,44 +71,15 @@ struct BrokerAccess {
         BrokerAccess(path: path, allowlist: try Allowlist.read(path: path), topics: topics)
     }
 
-    /// The identity of the key written as Z85 `userID`; nil for a key no longer listed (the
-    /// allowlist was reloaded without it while it stayed connected).
-    func identity(userID: String) -> BusIdentity? {
-        identities[userID]
+    /// The key written as Z85 `userID` (a connection's `User-Id`, or a handshake's key); nil
+    /// for a key not listed (or no longer: the allowlist was reloaded without it).
+    func key(_ userID: String) -> Key? {
+        keys[userID]
     }
 
-    /// Whether a ZAP request's client key may connect, and as whom.
-    func identity(of key: CurveKey) -> BusIdentity? {
-        allowlist.identity(of: key)
-    }
-
-    func callerMember(_ identity: BusIdentity) -> [UInt8] {
-        callerMembers[identity] ?? RequestHeader.callerMember(identity)
-    }
-
-    var keyCount: Int { allowlist.entries.count }
+    var keyCount: Int { keys.count }
 
     // MARK: The rules
-
-    /// Why `identity` may not register as a worker for `service`, if it may not.
-    static func readyRefusal(_ identity: BusIdentity, service: String) -> String? {
-        guard identity.role == .service else { return "\(identity.role.withArticle) key may not serve any service" }
-        guard identity.name == service else { return "the key of service \(identity.name ?? "") may not serve \(service)" }
-        return nil
-    }
-
-    /// Why `identity` may not publish on `topic`, if it may not.
-    func publishRefusal(_ identity: BusIdentity, topic: UnsafeRawBufferPointer) -> String? {
-        if identity.role == .operator { return nil }
-        guard identity.role == .service, let name = identity.name else {
-            return "\(identity.role.withArticle) key may not publish events"
-        }
-        guard let topics = topics.published[name] else {
-            return "service \(name) has no contract that declares topics"
-        }
-        guard topics.admits(topic) else { return "service \(name)'s contract does not declare this topic" }
-        return nil
-    }
 
     /// Why `identity` may not subscribe to `prefix`, if it may not.
     func subscribeRefusal(_ identity: BusIdentity, prefix: UnsafeRawBufferPointer) -> String? {
@@ -96,11 +95,6 @@ struct BrokerAccess {
         }
     }
 
-    /// Whether `user`, named by a request header, is one that `identity` may act for.
-    static func userRefusal(_ identity: BusIdentity, user: String?) -> String? {
-        guard identity.role == .user, let user, user != identity.name else { return nil }
-        return "a user key may act only for its own user"
-    }
 }
 
 /// The event topics of every contract, as the publish and subscribe rules match them.
@@ -192,8 +186,6 @@ struct Refusals {
 
     /// Forgets which keys were logged (after a reload, a key may be refused for a new reason).
     mutating func forgetLogged() { logged.removeAll() }
-
-    var total: Int { counts.values.reduce(0, +) }
 }
 
 extension BusRole {

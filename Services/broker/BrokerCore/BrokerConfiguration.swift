@@ -21,6 +21,9 @@ public struct BrokerConfiguration: ServiceConfiguration {
     public var heartbeatInterval: Duration = .milliseconds(MDP.defaultHeartbeatIntervalMs)
     /// Heartbeats a worker may miss before it is removed (`BUS_HEARTBEAT_LIVENESS`, default 3).
     public var heartbeatLiveness = MDP.defaultHeartbeatLiveness
+    /// How long a peer may stay silent before it counts as gone: a worker is removed, any
+    /// connection closed (ZMTP heartbeats).
+    var peerLiveness: Duration { heartbeatInterval * heartbeatLiveness }
     /// Requests a service may have waiting for a free worker (`BROKER_MAX_QUEUE`, default 10000).
     public var maxQueuedPerService = 10_000
     /// Bytes of one client's requests that may wait in the broker for free workers

@@ -79,21 +79,21 @@ extension BrokerLoop {
             replyError(client, service: service, id: header.id, .invalidArgument("service and method names must be 1 to 128 bytes"), trace: request.trace)
             return
         }
-        var caller: BusIdentity?
+        var caller: BrokerAccess.Key?
         if access != nil {
-            guard let identity = senderIdentity() else {
+            guard let key = senderKey() else {
                 replyError(client, service: service, id: header.id, .permissionDenied("this connection's key is no longer in the broker's allowlist"), trace: request.trace)
                 return
             }
-            if let refusal = BrokerAccess.userRefusal(identity, user: header.user) {
-                refuse(.call, key: senderUserID ?? "", identity: identity, refusal, ["service": "\(service)", "method": "\(request.methodName)"])
-                replyError(client, service: service, id: header.id, .permissionDenied("\(refusal): this key is \(identity)"), trace: request.trace)
+            if let refusal = key.userRefusal(user: header.user) {
+                refuse(.call, key: senderUserID ?? "", identity: key.identity, refusal, ["service": "\(service)", "method": "\(request.methodName)"])
+                replyError(client, service: service, id: header.id, .permissionDenied("\(refusal): this key is \(key.identity)"), trace: request.trace)
                 return
             }
-            caller = identity
+            caller = key
         }
         if service == BrokerProtocol.serviceName {
-            answerOwnMethod(client: client, header: header, method: request.methodName, caller: caller, trace: request.trace)
+            answerOwnMethod(client: client, header: header, method: request.methodName, caller: caller?.identity, trace: request.trace)
             return
         }
         if let caller, !stampCaller(caller) {
@@ -145,8 +145,8 @@ extension BrokerLoop {
     /// Writes `caller` into the header of the request in `message` (part 5), as its last
     /// member, so that whatever `caller` the client wrote is overridden (Addition 10). Returns
     /// false when the header does not end with `}`.
-    private func stampCaller(_ caller: BusIdentity) -> Bool {
-        guard let access, let stamped = RequestHeader.stamping(message.bytes(5), with: access.callerMember(caller)) else { return false }
+    private func stampCaller(_ caller: BrokerAccess.Key) -> Bool {
+        guard let stamped = RequestHeader.stamping(message.bytes(5), with: caller.callerMember) else { return false }
         message.replace(5, with: stamped)
         return true
     }
@@ -262,11 +262,19 @@ extension BrokerLoop {
             return
         }
         let worker = workers[sender]
-        guard workerKeyIsListed(sender, worker) else { return }
+        // With security on, the key of the connection: one that is no longer listed may do nothing.
+        var key: BrokerAccess.Key?
+        if access != nil {
+            key = senderKey()
+            guard key != nil else {
+                if let worker { removeWorker(worker, reason: "its key is no longer in the allowlist") }
+                return disconnect(sender, reason: "its key is no longer in the allowlist")
+            }
+        }
         worker?.expiresAt = clock.now + workerLiveness
         switch command {
         case .ready:
-            handleReady(sender: sender, existing: worker)
+            handleReady(sender: sender, existing: worker, key: key)
         case .reply:
             guard let worker else { return disconnect(sender, reason: "REPLY from an unregistered worker") }
             handleReply(worker: worker)
@@ -279,16 +287,8 @@ extension BrokerLoop {
         }
     }
 
-    /// Whether the key of the worker connection that sent `message` may still act; a worker
-    /// whose key was taken off the allowlist is removed.
-    private func workerKeyIsListed(_ sender: Data, _ worker: WorkerRecord?) -> Bool {
-        guard access != nil, senderIdentity() == nil else { return true }
-        if let worker { removeWorker(worker, reason: "its key is no longer in the allowlist") }
-        disconnect(sender, reason: "its key is no longer in the allowlist")
-        return false
-    }
-
-    private func handleReady(sender: Data, existing: WorkerRecord?) {
+    /// `key`: the connection's, with security on.
+    private func handleReady(sender: Data, existing: WorkerRecord?, key: BrokerAccess.Key?) {
         if let existing {
             removeWorker(existing, reason: "it sent READY twice")
             return disconnect(sender, reason: "READY from an already registered worker")
@@ -300,8 +300,8 @@ extension BrokerLoop {
         guard !name.isEmpty, name.utf8.count <= 128, !name.hasPrefix("mmi."), name != BrokerProtocol.serviceName else {
             return disconnect(sender, reason: "READY for a reserved or invalid service name '\(name)'")
         }
-        if access != nil, let identity = senderIdentity(), let refusal = BrokerAccess.readyRefusal(identity, service: name) {
-            refuse(.ready, key: senderUserID ?? "", identity: identity, refusal, ["service": "\(Self.printable(Data(name.utf8)))"])
+        if let key, let refusal = key.readyRefusal(service: name) {
+            refuse(.ready, key: senderUserID ?? "", identity: key.identity, refusal, ["service": "\(Self.printable(Data(name.utf8)))"])
             return disconnect(sender, reason: refusal)
         }
         var credit = 1

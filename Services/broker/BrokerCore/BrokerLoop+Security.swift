@@ -29,7 +29,7 @@ extension BrokerLoop {
             var status = ("400", "only CURVE clients whose key the allowlist lists may connect")
             var userID = ""
             if mechanism == "CURVE", request.count >= 9, let key = CurveKey(bytes: Array(request[8])) {
-                if access?.identity(of: key) != nil {
+                if access?.key(key.z85) != nil {
                     status = ("200", "OK")
                     userID = key.z85
                 } else {
@@ -66,12 +66,11 @@ extension BrokerLoop {
 
     // MARK: Who sent a message
 
-    /// The identity of the key that sent a message whose metadata gives `userID`. nil means a
-    /// key no longer listed (counted and logged as revoked).
-    func identity(userID: String?) -> BusIdentity? {
-        guard let access else { return nil }
-        guard let userID else { return nil }
-        if let identity = access.identity(userID: userID) { return identity }
+    /// The key that sent a message whose metadata gives `userID`. nil means a key no longer
+    /// listed (counted and logged as revoked), or security off.
+    func key(userID: String?) -> BrokerAccess.Key? {
+        guard let access, let userID else { return nil }
+        if let key = access.key(userID) { return key }
         refuse(.revoked, key: userID, identity: nil, "the key is no longer in the allowlist")
         return nil
     }
@@ -90,10 +89,9 @@ extension BrokerLoop {
     /// Whether the event whose topic frame is `frame` may be forwarded; counts and logs it when not.
     func mayPublish(_ frame: ZMQFrame) -> Bool {
         let userID = frame.property(.userID)
-        guard let identity = identity(userID: userID) else { return false }
-        let refusal = frame.withUnsafeBytes { access?.publishRefusal(identity, topic: $0) }
-        guard let refusal else { return true }
-        refuse(.publish, key: userID ?? "", identity: identity, refusal, ["topic": "\(Self.printable(frame.withUnsafeBytes { Data($0) }))"])
+        guard let key = key(userID: userID) else { return false }
+        guard let refusal = frame.withUnsafeBytes({ key.publishRefusal(topic: $0) }) else { return true }
+        refuse(.publish, key: userID ?? "", identity: key.identity, refusal, ["topic": "\(Self.printable(frame.withUnsafeBytes { Data($0) }))"])
         return false
     }
 
@@ -109,26 +107,28 @@ extension BrokerLoop {
                 tracer.apply(subscriptionMessage: message, from: .disconnected)
                 return
             }
-            let identity = identity(userID: userID)
-            let refusal = identity.map { access?.subscribeRefusal($0, prefix: prefix) } ?? "the key is no longer in the allowlist"
+            // A key no longer listed is counted as revoked and may do nothing.
+            guard let identity = key(userID: userID)?.identity else {
+                tracer.apply(subscriptionMessage: message, from: .refused)
+                return
+            }
+            let sender: RPCTracer.Sender = identity.role == .operator ? .trusted : .refused
             if kind == 0 {
                 // Removing what a connection does not have changes nothing.
                 try? xpub.unsubscribe(bytes: prefix)
-                tracer.apply(subscriptionMessage: message, from: identity?.role == .operator ? .trusted : .refused)
+                tracer.apply(subscriptionMessage: message, from: sender)
                 return
             }
-            guard let refusal else {
-                do {
-                    try xpub.subscribe(bytes: prefix)
-                    tracer.apply(subscriptionMessage: message, from: identity?.role == .operator ? .trusted : .refused)
-                } catch {
-                    logger.warning("cannot admit a subscription", metadata: ["error": "\(error)"])
-                }
-                return
-            }
-            tracer.apply(subscriptionMessage: message, from: .refused)
-            if identity != nil {
+            if let refusal = access?.subscribeRefusal(identity, prefix: prefix) {
+                tracer.apply(subscriptionMessage: message, from: .refused)
                 refuse(.subscription, key: userID, identity: identity, refusal, ["prefix": "\(Self.printable(Data(prefix)))"])
+                return
+            }
+            do {
+                try xpub.subscribe(bytes: prefix)
+                tracer.apply(subscriptionMessage: message, from: sender)
+            } catch {
+                logger.warning("cannot admit a subscription", metadata: ["error": "\(error)"])
             }
         }
     }
@@ -142,10 +142,10 @@ extension BrokerLoop {
 
     // MARK: Requests and workers
 
-    /// The identity of the connection `message` came on; nil (and answered, or dropped for a
+    /// The key of the connection `message` came on; nil (and answered, or dropped for a
     /// worker) when security is on and its key is no longer listed.
-    func senderIdentity() -> BusIdentity? {
-        identity(userID: senderUserID)
+    func senderKey() -> BrokerAccess.Key? {
+        key(userID: senderUserID)
     }
 
     /// The `User-Id` of the connection `message` came on. Read from the delimiter frame, which

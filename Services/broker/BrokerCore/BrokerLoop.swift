@@ -64,7 +64,7 @@ final class BrokerLoop {
         self.logger = logger
         self.metrics = metrics
         tracer = RPCTracer(instance: configuration.instance)
-        workerLiveness = configuration.heartbeatInterval * configuration.heartbeatLiveness
+        workerLiveness = configuration.peerLiveness
         context = try ZMQContext()
         var opened: [ZMQSocket] = []
         do {
@@ -134,7 +134,7 @@ final class BrokerLoop {
     private static func prepare(_ socket: ZMQSocket, _ configuration: BrokerConfiguration) throws(ZMQError) {
         // A peer whose host vanished is dropped after the workers' liveness, on every socket: a
         // subscriber's would otherwise hold up to a high-water mark of events until TCP gives up.
-        try socket.setHeartbeat(interval: configuration.heartbeatInterval, timeout: configuration.heartbeatInterval * configuration.heartbeatLiveness)
+        try socket.setHeartbeat(interval: configuration.heartbeatInterval, timeout: configuration.peerLiveness)
         guard let keys = configuration.curveServerKeys else { return }
         try socket.makeCurveServer(secretKey: keys.secretKey.bytes)
         try socket.set(.zapDomain, Array(zapDomain.utf8))

@@ -41,12 +41,6 @@ public struct Allowlist: Sendable {
         identities[key]
     }
 
-    /// Who the key written as Z85 `text` belongs to (a ZAP `User-Id`, a log line); nil when
-    /// it is not a key or not listed.
-    public func identity(ofZ85 text: some StringProtocol) -> BusIdentity? {
-        CurveKey(z85: text).flatMap { identities[$0] }
-    }
-
     /// The line that lists `key` as `identity`, as ``parse(_:source:)`` reads it.
     public static func line(for key: CurveKey, _ identity: BusIdentity) -> String {
         "\(key.z85) \(identity)"
