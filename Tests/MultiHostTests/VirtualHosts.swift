@@ -91,13 +91,13 @@ final class VirtualHosts: Sendable {
     /// dropped, so its peers see no FIN or RST and learn of it only by their heartbeats.
     func cut(_ host: String) throws {
         for (chain, direction) in [("INPUT", "-i"), ("OUTPUT", "-o")] {
-            try Self.run(Self.ipPath, "netns", "exec", namespace(host), "iptables", "-A", chain, direction, "eth0", "-j", "DROP")
+            try Self.ip("netns", "exec", namespace(host), "iptables", "-A", chain, direction, "eth0", "-j", "DROP")
         }
     }
 
     /// Undoes ``cut(_:)``.
     func heal(_ host: String) throws {
-        for chain in ["INPUT", "OUTPUT"] { try Self.run(Self.ipPath, "netns", "exec", namespace(host), "iptables", "-F", chain) }
+        for chain in ["INPUT", "OUTPUT"] { try Self.ip("netns", "exec", namespace(host), "iptables", "-F", chain) }
     }
 
     /// `host` restarts as after a power cut: its namespace, and with it every connection its
@@ -121,7 +121,7 @@ final class VirtualHosts: Sendable {
 
     /// Applies a netem discipline to `host`'s link, e.g. `["delay", "200ms", "loss", "5%"]`.
     func netem(_ host: String, _ arguments: [String]) throws {
-        try Self.run([Self.ipPath, "netns", "exec", namespace(host), "tc", "qdisc", "replace", "dev", "eth0", "root", "netem"] + arguments)
+        try Self.ip(["netns", "exec", namespace(host), "tc", "qdisc", "replace", "dev", "eth0", "root", "netem"] + arguments)
     }
 
     // MARK: Cleaning up
@@ -137,10 +137,10 @@ final class VirtualHosts: Sendable {
     }
 
     private static func removeNamespaces(prefix: String) {
-        let listed = (try? output(ipPath, "netns", "list")) ?? ""
+        let listed = (try? ip("netns", "list")) ?? ""
         for line in listed.split(separator: "\n") {
             let name = String(line.split(separator: " ").first ?? "")
-            if name.hasPrefix(prefix) { try? run(ipPath, "netns", "del", name) }
+            if name.hasPrefix(prefix) { try? ip("netns", "del", name) }
         }
     }
 
@@ -148,19 +148,16 @@ final class VirtualHosts: Sendable {
 
     static let ipPath = "/usr/sbin/ip"
 
-    private static func ip(_ arguments: String...) throws { try run([ipPath] + arguments) }
+    @discardableResult
+    private static func ip(_ arguments: String...) throws -> String { try ip(arguments) }
 
-    static func run(_ arguments: String...) throws { try run(arguments) }
-
-    static func run(_ arguments: [String]) throws { _ = try output(arguments) }
-
-    static func output(_ arguments: String...) throws -> String { try output(arguments) }
-
-    /// Runs a command to its end; its output, or an error with what it said.
-    static func output(_ arguments: [String]) throws -> String {
+    /// Runs `ip` with `arguments` to its end (`ip netns exec` runs iptables and tc in a host);
+    /// its output, or an error with what it said.
+    @discardableResult
+    private static func ip(_ arguments: [String]) throws -> String {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: arguments[0])
-        process.arguments = Array(arguments.dropFirst())
+        process.executableURL = URL(fileURLWithPath: ipPath)
+        process.arguments = arguments
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -168,7 +165,7 @@ final class VirtualHosts: Sendable {
         let data = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         let text = String(decoding: data, as: UTF8.self)
-        guard process.terminationStatus == 0 else { throw CommandFailed(command: arguments.joined(separator: " "), output: text) }
+        guard process.terminationStatus == 0 else { throw CommandFailed(command: "ip " + arguments.joined(separator: " "), output: text) }
         return text
     }
 
