@@ -149,6 +149,7 @@ final class VirtualHosts: Sendable {
     static let ipPath = "/usr/sbin/ip"
 
     @discardableResult
+    @discardableResult
     private static func ip(_ arguments: String...) throws -> String { try ip(arguments) }
 
     /// Runs `ip` with `arguments` to its end (`ip netns exec` runs iptables and tc in a host);

@@ -151,7 +151,7 @@ struct StorageTests {
         let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
         let events = EventCollector(try listener.subscribe([noteText.name, noteAdded.name]))
         try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the broker
-        try await producer.database.pool.write { db in
+        _ = try await producer.database.pool.write { db in
             try Outbox.append(db, noteText, NoteText(text: String(repeating: "x", count: 4096)), user: "u1")
         }
         try producer.add(1...2)

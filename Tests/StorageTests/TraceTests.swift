@@ -81,7 +81,7 @@ struct TraceTests {
         try await TraceParent.$current.withValue(Self.trace) {
             try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: "u1") }
         }
-        try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u1") }
+        _ = try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u1") }
         producer.outbox.notifyCommitted()
 
         var migrator = DatabaseMigrator()

@@ -48,6 +48,11 @@ public enum MetricsCatalog {
     static func help(_ name: String) -> String {
         help[name] ?? "StudyBus metric \(name)."
     }
+
+    /// `name` with its help text, as the registry takes it.
+    static func descriptor(_ name: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, helpText: help(name))
+    }
 }
 
 /// swift-metrics' factory onto a Prometheus registry, like swift-prometheus's own but with each
@@ -56,25 +61,25 @@ struct CatalogedPrometheusFactory: MetricsFactory {
     let registry: PrometheusCollectorRegistry
 
     func makeCounter(label: String, dimensions: [(String, String)]) -> any CounterHandler {
-        registry.makeCounter(name: label, labels: dimensions, help: MetricsCatalog.help(label))
+        registry.makeCounter(descriptor: MetricsCatalog.descriptor(label), labels: dimensions)
     }
 
     func makeFloatingPointCounter(label: String, dimensions: [(String, String)]) -> any FloatingPointCounterHandler {
-        registry.makeCounter(name: label, labels: dimensions, help: MetricsCatalog.help(label))
+        registry.makeCounter(descriptor: MetricsCatalog.descriptor(label), labels: dimensions)
     }
 
     func makeRecorder(label: String, dimensions: [(String, String)], aggregate: Bool) -> any RecorderHandler {
-        guard aggregate else { return registry.makeGauge(name: label, labels: dimensions, help: MetricsCatalog.help(label)) }
+        guard aggregate else { return registry.makeGauge(descriptor: MetricsCatalog.descriptor(label), labels: dimensions) }
         return registry.makeValueHistogram(
-            name: label, labels: dimensions, buckets: [0.001, 0.01, 0.1, 1, 10, 100, 1000, 10_000, 100_000], help: MetricsCatalog.help(label))
+            descriptor: MetricsCatalog.descriptor(label), labels: dimensions, buckets: [0.001, 0.01, 0.1, 1, 10, 100, 1000, 10_000, 100_000])
     }
 
     func makeMeter(label: String, dimensions: [(String, String)]) -> any MeterHandler {
-        registry.makeGauge(name: label, labels: dimensions, help: MetricsCatalog.help(label))
+        registry.makeGauge(descriptor: MetricsCatalog.descriptor(label), labels: dimensions)
     }
 
     func makeTimer(label: String, dimensions: [(String, String)]) -> any TimerHandler {
-        registry.makeDurationHistogram(name: label, labels: dimensions, buckets: MetricsCatalog.latencyBuckets, help: MetricsCatalog.help(label))
+        registry.makeDurationHistogram(descriptor: MetricsCatalog.descriptor(label), labels: dimensions, buckets: MetricsCatalog.latencyBuckets)
     }
 
     func destroyCounter(_ handler: any CounterHandler) {

@@ -61,9 +61,9 @@ public final class Monitoring: Sendable {
         self.address = address
         factory = address == nil ? NOOPMetricsHandler.instance : CatalogedPrometheusFactory(registry: registry)
         if address != nil {
-            registry.makeGauge(name: MetricsCatalog.buildInfo, labels: [("service", service), ("version", BuildInfo.version), ("commit", BuildInfo.commit)],
-                               help: MetricsCatalog.help(MetricsCatalog.buildInfo)).set(to: 1)
-            registry.makeGauge(name: MetricsCatalog.startTime, help: MetricsCatalog.help(MetricsCatalog.startTime))
+            registry.makeGauge(descriptor: MetricsCatalog.descriptor(MetricsCatalog.buildInfo),
+                               labels: [("service", service), ("version", BuildInfo.version), ("commit", BuildInfo.commit)]).set(to: 1)
+            registry.makeGauge(descriptor: MetricsCatalog.descriptor(MetricsCatalog.startTime))
                 .set(to: Date().timeIntervalSince1970)
         }
     }
