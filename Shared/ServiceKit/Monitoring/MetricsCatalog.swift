@@ -49,9 +49,9 @@ public enum MetricsCatalog {
         help[name] ?? "StudyBus metric \(name)."
     }
 
-    /// `name` with its help text, as the registry takes it.
+    /// `name` with its help text, as the registry takes it (the unit is part of the name).
     static func descriptor(_ name: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(metricName: name, helpText: help(name))
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help(name))
     }
 }
 
