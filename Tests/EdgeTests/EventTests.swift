@@ -116,6 +116,39 @@ struct EventTests {
         }
     }
 
+    @Test("streams past the per-user or overall limit are 429 before they start; a closed one frees its place")
+    func streamLimits() async throws {
+        try await EdgeWorld.with({ $0.maximumEventStreamsPerUser = 2; $0.maximumEventStreams = 3 }) { world in
+            let alice = try await token("alice"), bob = try await token("bob"), carol = try await token("carol")
+            let first = try SSEClient(world.baseURL, token: alice)
+            let second = try SSEClient(world.baseURL, token: alice)
+            try await eventually("alice's two streams listen") { world.edge.hub.listenerCount == 2 }
+
+            let third = try await world.request("GET", "/v1/events", token: alice)
+            #expect(third.status == 429)
+            let body = try JSONValue.parse(third.body).objectValue
+            #expect(body?["status"] == .string("RESOURCE_EXHAUSTED"))
+            #expect(body?["details"]?.objectValue?["setting"] == .string("EDGE_MAX_EVENT_STREAMS_PER_USER"))
+
+            let bobs = try SSEClient(world.baseURL, token: bob)
+            try await eventually("bob's stream listens") { world.edge.hub.listenerCount == 3 }
+            let carols = try await world.request("GET", "/v1/events", token: carol)
+            #expect(carols.status == 429)
+            #expect(try JSONValue.parse(carols.body).objectValue?["details"]?.objectValue?["setting"] == .string("EDGE_MAX_EVENT_STREAMS"))
+
+            await first.close()
+            // Noticed when a write fails: at the latest the next keep-alive comment, 15 s on.
+            try await eventually("the closed stream is gone") { world.edge.hub.listenerCount == 2 }
+            let again = try SSEClient(world.baseURL, token: alice)
+            try await eventually("alice may open a stream again") { world.edge.hub.listenerCount == 3 }
+            // Events still reach both of alice's streams.
+            _ = try await world.call("store/subjects.create", #"{"name":"Shared"}"#, token: alice)
+            #expect(try #require(await second.next()).subjectName == "Shared")
+            #expect(try #require(await again.next()).subjectName == "Shared")
+            for stream in [second, bobs, again] { await stream.close() }
+        }
+    }
+
     @Test("_events.replay answers an edge caller one user's events only, and none without a user (Addition 14)")
     func replayForTheEdgeIsOneUsers() async throws {
         try await EdgeWorld.with { world in

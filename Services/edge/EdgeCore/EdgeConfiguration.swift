@@ -29,6 +29,11 @@ public struct EdgeConfiguration: ServiceConfiguration {
     public var maximumBodyBytes = 1 << 20
     /// The largest uploaded file (`EDGE_MAX_UPLOAD_BYTES`, default 50 MiB: ingest's largest format).
     public var maximumUploadBytes = StoreLimits.materialBytes
+    /// The `/v1/events` and streamed chat connections the edge keeps open in all
+    /// (`EDGE_MAX_EVENT_STREAMS`, default 20,000) and for one user
+    /// (`EDGE_MAX_EVENT_STREAMS_PER_USER`, default 8); more are 429.
+    public var maximumEventStreams = 20_000
+    public var maximumEventStreamsPerUser = 8
     /// Web origins whose pages may call the edge (`EDGE_CORS_ORIGINS`, comma-separated, `*` for
     /// any; default none): browsers get the CORS headers for them only.
     public var corsOrigins: [String] = []
@@ -53,6 +58,8 @@ public struct EdgeConfiguration: ServiceConfiguration {
         maximumTimeout = try environment.milliseconds("EDGE_MAX_TIMEOUT_MS", default: maximumTimeout)
         maximumBodyBytes = try environment.int("EDGE_MAX_BODY_BYTES", default: maximumBodyBytes, in: 1024...(64 << 20))
         maximumUploadBytes = try environment.int("EDGE_MAX_UPLOAD_BYTES", default: maximumUploadBytes, in: 1024...(1 << 30))
+        maximumEventStreams = try environment.int("EDGE_MAX_EVENT_STREAMS", default: maximumEventStreams, in: 1...1_000_000)
+        maximumEventStreamsPerUser = try environment.int("EDGE_MAX_EVENT_STREAMS_PER_USER", default: maximumEventStreamsPerUser, in: 1...10_000)
         switch (environment.optionalString("EDGE_TLS_CERT_FILE"), environment.optionalString("EDGE_TLS_KEY_FILE")) {
         case (let certificate?, let key?): tls = (certificate, key)
         case (nil, nil): tls = nil
@@ -76,6 +83,7 @@ public struct EdgeConfiguration: ServiceConfiguration {
           EDGE_RATE_PER_SECOND [20], EDGE_RATE_BURST [40]            per-user token bucket
           EDGE_DEFAULT_TIMEOUT_MS [30000], EDGE_MAX_TIMEOUT_MS [300000]
           EDGE_MAX_BODY_BYTES [1048576], EDGE_MAX_UPLOAD_BYTES [52428800]
+          EDGE_MAX_EVENT_STREAMS [20000], EDGE_MAX_EVENT_STREAMS_PER_USER [8]   open SSE streams
           EDGE_CORS_ORIGINS []                      web origins allowed to call (comma-separated, * for any)
         and the bus's (BUS_RPC, BUS_PUB, BUS_SUB; BUS_SECURITY, BUS_KEY, BUS_BROKER_KEY: the edge's
         key has role `edge`), LOG_LEVEL, LOG_FORMAT (docs/operations.md, Settings).

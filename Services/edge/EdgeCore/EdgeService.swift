@@ -31,7 +31,9 @@ public final class EdgeService: StudyBusService {
         let configuration = context.configuration
         bus = try context.connectBus()
         let verifier = try TokenVerifier(settings: configuration.tokens)
-        hub = EventHub(bus: bus, logger: context.logger)
+        hub = EventHub(
+            bus: bus, limits: EventHub.Limits(streams: configuration.maximumEventStreams, streamsPerUser: configuration.maximumEventStreamsPerUser),
+            logger: context.logger)
         let responder = EdgeResponder(
             bus: bus, configuration: configuration, verifier: verifier,
             rateLimiter: RateLimiter(rate: configuration.ratePerSecond, burst: configuration.rateBurst),

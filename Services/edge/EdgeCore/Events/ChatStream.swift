@@ -15,7 +15,7 @@ import Wire
 /// made, so none is lost to a subscription still on its way to the broker.
 struct ChatStream {
     let bus: Bus
-    let hub: EventHub
+    let listener: HubListener
     let user: String
     let options: CallOptions
     let payload: Data
@@ -53,7 +53,7 @@ struct ChatStream {
     }
 
     private func run(_ writer: inout any ResponseBodyWriter) async throws {
-        let (messages, continuation) = hub.listen(user: user)
+        let continuation = listener.continuation
         let topic = AIGateway.chatStream(requestId: requestId).name
         let call = Task {
             let result: Result<Data, BusError>
@@ -69,7 +69,7 @@ struct ChatStream {
         var ended = false
         var reply: Data?
         do {
-            for await message in messages {
+            for await message in listener.messages {
                 switch message {
                 case .event(let event) where event.topic == topic:
                     try await writer.write(Self.data(event.payload))

@@ -19,22 +19,45 @@ enum HubMessage: Sendable {
     case replied(Result<Data, BusError>)
 }
 
+/// A stream's place at the hub: the messages for it, and the way to add its own
+/// (``HubMessage/keepAlive``, ``HubMessage/replied(_:)``) or to end it.
+struct HubListener {
+    let messages: AsyncStream<HubMessage>
+    let continuation: AsyncStream<HubMessage>.Continuation
+}
+
 /// One subscription to every event for the whole edge, handed out to the `/v1/events` streams
 /// by user: thousands of idle streams cost one socket, not thousands.
 public final class EventHub: Service, Sendable {
-    private struct Listener {
-        let user: String
-        let continuation: AsyncStream<HubMessage>.Continuation
+    /// The open streams, by user and then by stream: an event reaches its user's streams
+    /// without a look at anyone else's.
+    private struct Listeners {
+        var byUser: [String: [UUID: AsyncStream<HubMessage>.Continuation]] = [:]
+        var count = 0
     }
 
     private let bus: Bus
     private let logger: Logger
-    private let listeners = Mutex<[UUID: Listener]>([:])
+    private let limits: Limits
+    private let listeners = Mutex(Listeners())
     /// Events a stream may hold unsent before it is told to resync instead.
     static let bufferLimit = 256
 
-    init(bus: Bus, logger: Logger) {
+    /// How many streams the edge keeps open, in all and for one user: each holds a connection
+    /// and a task, so a client that opens them without end is refused instead.
+    public struct Limits: Sendable {
+        public var streams: Int
+        public var streamsPerUser: Int
+
+        public init(streams: Int, streamsPerUser: Int) {
+            self.streams = streams
+            self.streamsPerUser = streamsPerUser
+        }
+    }
+
+    init(bus: Bus, limits: Limits, logger: Logger) {
         self.bus = bus
+        self.limits = limits
         self.logger = logger
     }
 
@@ -49,40 +72,68 @@ public final class EventHub: Service, Sendable {
             for await event in subscription { self.deliver(event) }
         }
         let all = listeners.withLock { listeners in
-            defer { listeners.removeAll() }
-            return Array(listeners.values)
+            defer { listeners = Listeners() }
+            return listeners.byUser.values.flatMap(\.values)
         }
-        for listener in all { listener.continuation.finish() }
+        for continuation in all { continuation.finish() }
     }
 
-    /// The messages for `user` from now on, and a way to add ``HubMessage/keepAlive``; the
-    /// stream ends when the caller stops iterating.
-    func listen(user: String) -> (AsyncStream<HubMessage>, AsyncStream<HubMessage>.Continuation) {
+    /// The messages for `user` from now on; the listener is gone when its stream ends (finished,
+    /// or no longer iterated).
+    /// - Throws: `RESOURCE_EXHAUSTED` when the edge or this user has as many streams open as
+    ///   ``Limits`` allows.
+    func listen(user: String) throws(BusError) -> HubListener {
         let id = UUID()
         let (stream, continuation) = AsyncStream.makeStream(of: HubMessage.self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
-        continuation.onTermination = { [weak self] _ in _ = self?.listeners.withLock { $0.removeValue(forKey: id) } }
-        listeners.withLock { $0[id] = Listener(user: user, continuation: continuation) }
-        return (stream, continuation)
+        let refusal: BusError? = listeners.withLock { listeners in
+            let mine = listeners.byUser[user]?.count ?? 0
+            if mine >= limits.streamsPerUser {
+                return BusError(
+                    .resourceExhausted, "this user has \(mine) event streams open, as many as the edge keeps for one user; close one first",
+                    details: .object(["limit": .int(Int64(limits.streamsPerUser)), "setting": .string("EDGE_MAX_EVENT_STREAMS_PER_USER")]))
+            }
+            if listeners.count >= limits.streams {
+                return BusError(
+                    .resourceExhausted, "the edge has \(listeners.count) event streams open, as many as it keeps; try again later",
+                    details: .object(["limit": .int(Int64(limits.streams)), "setting": .string("EDGE_MAX_EVENT_STREAMS")]))
+            }
+            listeners.byUser[user, default: [:]][id] = continuation
+            listeners.count += 1
+            return nil
+        }
+        if let refusal { throw refusal }
+        continuation.onTermination = { [weak self] _ in
+            self?.listeners.withLock { listeners in
+                guard listeners.byUser[user]?.removeValue(forKey: id) != nil else { return }
+                listeners.count -= 1
+                if listeners.byUser[user]?.isEmpty == true { listeners.byUser[user] = nil }
+            }
+        }
+        return HubListener(messages: stream, continuation: continuation)
     }
 
-    /// How many streams listen (for tests and logs).
+    /// How many streams listen (for tests, logs and the benchmark).
     public var listenerCount: Int { listeners.withLock { $0.count } }
 
     private func deliver(_ event: BusEvent) {
         let source = event.header.source
-        let targets: [Listener] = listeners.withLock { listeners in
-            if event.gap != nil { return Array(listeners.values) }
-            guard let user = event.header.user else { return [] }
-            return listeners.values.filter { $0.user == user }
-        }
-        for listener in targets {
+        let user = event.header.user
+        // A gap concerns every stream: each rereads the source; the event itself goes to its user's.
+        let targets: [(user: String, continuation: AsyncStream<HubMessage>.Continuation)] = listeners.withLock { listeners in
             if event.gap != nil {
-                listener.continuation.yield(.resync(source: source))
-                if event.header.user != listener.user { continue }
+                return listeners.byUser.flatMap { owner, streams in streams.values.map { (owner, $0) } }
             }
-            if case .dropped = listener.continuation.yield(.event(event)) {
+            guard let user, let streams = listeners.byUser[user] else { return [] }
+            return streams.values.map { (user, $0) }
+        }
+        for target in targets {
+            if event.gap != nil {
+                target.continuation.yield(.resync(source: source))
+                if user != target.user { continue }
+            }
+            if case .dropped = target.continuation.yield(.event(event)) {
                 // The stream holds the newest; what it lost comes back by replay.
-                listener.continuation.yield(.resync(source: source))
+                target.continuation.yield(.resync(source: source))
             }
         }
     }

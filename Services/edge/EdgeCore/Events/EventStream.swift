@@ -50,7 +50,7 @@ struct EventCursor: Equatable, Sendable {
 /// edge routes to, stored ones first (after `Last-Event-ID`), then live ones, never twice.
 struct EventStream {
     let bus: Bus
-    let hub: EventHub
+    let listener: HubListener
     let user: String
     let logger: Logger
     var sources: Set<String>
@@ -61,9 +61,9 @@ struct EventStream {
     static let keepAliveInterval: Duration = .seconds(15)
     static let replayPage = 500
 
-    init(bus: Bus, hub: EventHub, user: String, logger: Logger, sources: Set<String>, cursor: EventCursor) {
+    init(bus: Bus, listener: HubListener, user: String, logger: Logger, sources: Set<String>, cursor: EventCursor) {
         self.bus = bus
-        self.hub = hub
+        self.listener = listener
         self.user = user
         self.logger = logger
         self.sources = sources
@@ -72,7 +72,7 @@ struct EventStream {
 
     /// Writes events until the client goes away (a write fails) or the edge stops.
     mutating func run(_ writer: inout any ResponseBodyWriter) async throws {
-        let (messages, continuation) = hub.listen(user: user)
+        let continuation = listener.continuation
         let keepAlive = Task {
             while !Task.isCancelled {
                 try? await Task.sleep(for: Self.keepAliveInterval)
@@ -85,7 +85,7 @@ struct EventStream {
         }
         try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
         for source in sources.sorted() { try await catchUp(source, &writer) }
-        for await message in messages {
+        for await message in listener.messages {
             switch message {
             case .keepAlive:
                 try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))

@@ -92,7 +92,8 @@ struct EdgeResponder: HTTPResponder {
             if options.attachment == nil, ChatStream.wanted(method, payload) {
                 let (streamed, requestId) = try ChatStream.prepare(payload)
                 log.route = "\(method.service)/\(method.name) (stream)"
-                return ChatStream(bus: bus, hub: hub, user: user, options: options, payload: streamed, requestId: requestId, logger: logger).response()
+                let listener = try hub.listen(user: user)
+                return ChatStream(bus: bus, listener: listener, user: user, options: options, payload: streamed, requestId: requestId, logger: logger).response()
             }
             let reply = try await bus.callRaw(service: method.service, method: method.name, payload: payload, options: options)
             if let attachment = reply.attachment { return Files.response(reply: reply.payload, attachment: attachment) }
@@ -144,7 +145,13 @@ struct EdgeResponder: HTTPResponder {
                 return errorResponse(error)
             }
         }
-        let stream = EventStream(bus: bus, hub: hub, user: user, logger: logger, sources: sources, cursor: cursor)
+        let listener: HubListener
+        do throws(BusError) {
+            listener = try hub.listen(user: user)
+        } catch {
+            return errorResponse(error)
+        }
+        let stream = EventStream(bus: bus, listener: listener, user: user, logger: logger, sources: sources, cursor: cursor)
         let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store"]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
             var stream = stream
