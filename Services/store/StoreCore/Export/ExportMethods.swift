@@ -113,10 +113,12 @@ enum ExportMethods {
     /// First characters that make a spreadsheet read a cell as a formula.
     static let formulaStarts: Set<Unicode.Scalar> = ["=", "+", "-", "@", "\t", "\r"]
 
-    /// Anki's text import with its header lines.
+    /// Anki's text import with its header lines. Anki reads a line that starts with `#` as a
+    /// header or comment and skips it, so a front starting with `#` is quoted like a field with a
+    /// tab or a quote: the line then starts with `"`.
     static func anki(_ cards: [Flashcard], deck: String) -> String {
         func field(_ value: String) -> String {
-            guard value.contains(where: { $0 == "\t" || $0 == "\"" || $0.isNewline }) else { return value }
+            guard value.hasPrefix("#") || value.contains(where: { $0 == "\t" || $0 == "\"" || $0.isNewline }) else { return value }
             return "\"" + value.replacingOccurrences(of: "\"", with: "\"\"") + "\""
         }
         var text = "#separator:tab\n#html:false\n#deck:\(deck)\n#tags column:3\n"
