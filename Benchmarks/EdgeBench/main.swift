@@ -8,9 +8,13 @@
 //   edge_rps, edge_p50_us, edge_p99_us     the same calls through the edge (wrk)
 //   edge_rps_ratio                         edge_rps / bus_rps               (target >= 0.5)
 //   edge_added_p50_us                      edge_p50_us - bus_p50_us         (target <= 200)
+//   edge_sse_streams                       idle /v1/events streams held open
+//   edge_sse_rss_mb                        this process's RSS with them open (target <= 200)
+//   edge_sse_added_mb, edge_sse_kb_per_stream   what they added to it
 //
 // EDGE_BENCH_SECONDS (default 10) is each phase's length, EDGE_BENCH_CONNECTIONS (default 16)
-// the calls in flight.
+// the calls in flight, EDGE_BENCH_SSE (default 10,000) the idle streams, opened by
+// `SSE_IDLE_CLIENT` (bench/sse-idle.py), another process, so that only the edge's side counts.
 import BrokerCore
 import Bus
 import Contracts
@@ -26,6 +30,7 @@ import Wire
 let environment = ProcessInfo.processInfo.environment
 let seconds = max(1, Int(environment["EDGE_BENCH_SECONDS"] ?? "") ?? 10)
 let connections = max(1, Int(environment["EDGE_BENCH_CONNECTIONS"] ?? "") ?? 16)
+let idleStreams = max(0, Int(environment["EDGE_BENCH_SSE"] ?? "") ?? 10_000)
 let logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
 let directory = FileManager.default.temporaryDirectory.appending(path: "studybus-edge-bench-\(UUID().uuidString)")
 try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -53,6 +58,7 @@ edgeConfiguration.host = "127.0.0.1"
 edgeConfiguration.port = 0
 edgeConfiguration.ratePerSecond = 1_000_000
 edgeConfiguration.rateBurst = 1_000_000
+edgeConfiguration.maximumEventStreams = idleStreams + 100
 let edge = try EdgeService(context: ServiceContext(configuration: edgeConfiguration, logger: logger, busConfiguration: busConfiguration("edge")))
 let running = (store.services + edge.services).map { service in Task { try await service.run() } }
 let client = try Bus(configuration: busConfiguration("bench"), logger: logger)
@@ -125,6 +131,56 @@ print("edge_p99_us \(figures[3]) us")
 print("edge_errors \(figures[4]) requests")
 print("edge_rps_ratio \(String(format: "%.2f", busRPS > 0 ? edgeRPS / busRPS : 0)) x")
 print("edge_added_p50_us \(figures[2] - percentile(latencies, 0.5)) us")
+
+// Idle streams: held open by another process; this one's RSS before and with them.
+if idleStreams > 0, let client = environment["SSE_IDLE_CLIENT"] {
+    var limit = rlimit()
+    getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+    // As many users as it takes at the per-user limit.
+    let perUser = edgeConfiguration.maximumEventStreamsPerUser
+    var tokens: [String] = []
+    for n in 0..<((idleStreams + perUser - 1) / perUser) {
+        tokens.append(try await TokenIssuer.issue(user: "sse-\(n)", lifetime: 3600, settings: TokenSettings(hmacSecret: secret)))
+    }
+    let tokensFile = directory.appending(path: "tokens")
+    try tokens.joined(separator: "\n").write(to: tokensFile, atomically: true, encoding: .utf8)
+    let before = residentMegabytes()
+    let holder = Process()
+    holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    holder.arguments = ["python3", client, "127.0.0.1", String(edge.boundPort!), tokensFile.path, String(idleStreams)]
+    let output = Pipe(), input = Pipe()
+    holder.standardOutput = output
+    holder.standardInput = input
+    try holder.run()
+    var line = ""
+    while !line.hasSuffix("\n"), let byte = try output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty {
+        line += String(decoding: byte, as: UTF8.self)
+    }
+    let counts = line.split(separator: " ").dropFirst().compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    guard counts.count == 2 else {
+        FileHandle.standardError.write(Data("the SSE client printed no counts: \(line)\n".utf8))
+        exit(1)
+    }
+    // Let the streams' first replays settle before reading the figure.
+    try await Task.sleep(for: .seconds(2))
+    let with = residentMegabytes()
+    print("edge_sse_streams \(edge.hub.listenerCount) streams")
+    print("edge_sse_failed \(counts[1]) streams")
+    print("edge_sse_rss_mb \(String(format: "%.1f", with)) MB")
+    print("edge_sse_added_mb \(String(format: "%.1f", with - before)) MB")
+    if counts[0] > 0 { print("edge_sse_kb_per_stream \(String(format: "%.1f", (with - before) * 1024 / Double(counts[0]))) KB") }
+    try input.fileHandleForWriting.close()
+    holder.waitUntilExit()
+}
+
+/// This process's resident set, in MB (`VmRSS` of /proc/self/status).
+func residentMegabytes() -> Double {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let kilobytes = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }?.split(separator: " ").dropFirst().first.flatMap { Double($0) }
+    return (kilobytes ?? 0) / 1024
+}
 
 for task in running.reversed() {
     task.cancel()
