@@ -321,6 +321,7 @@ extension BrokerLoop {
             "service": "\(name)", "worker": "\(worker.hexIdentity)", "credit": "\(credit)", "workers": "\(service.workers.count)",
         ])
         dispatch(service)
+        if workers[sender] === worker { probe(worker, now: clock.now) }
     }
 
     /// A record for a new service; at the limit it replaces the record of the service that has
@@ -349,6 +350,7 @@ extension BrokerLoop {
             return rejectReply(worker, "a REPLY whose header is not a JSON object with id and code")
         }
         let client = message.data(4)
+        if takeProbeAnswer(from: worker, client: client, header: header) { return }
         guard let request = worker.inFlight.removeValue(forKey: RequestKey(client: client, id: header.id)) else {
             logger.debug("dropping a reply to a request the worker does not hold", metadata: ["request": "\(header.id)"])
             return
@@ -428,11 +430,7 @@ extension BrokerLoop {
             let known = name == BrokerProtocol.serviceName || services[name]?.workers.isEmpty == false
             body = Data((known ? "200" : "404").utf8)
         } else {
-            let statuses = services.values.sorted { $0.name < $1.name }.map {
-                ServiceStatus(name: $0.name, workers: $0.workers.count, credit: $0.totalCredit, inFlight: $0.inFlight,
-                              queued: $0.queue.count, requests: $0.requests)
-            }
-            body = (try? WireCoding.encode(statuses)) ?? Data("[]".utf8)
+            body = (try? WireCoding.encode(serviceStatuses())) ?? Data("[]".utf8)
         }
         var parts = [MDP.Frames.empty, MDP.Frames.client, Data(service.utf8)]
         if let replyHeader { parts.append(replyHeader) }

@@ -40,6 +40,8 @@ final class BrokerLoop {
     /// after it (not while the code that found them is walking a queue).
     private var clientsCutOff: [Data] = []
     private var nextHeartbeat: ContinuousClock.Instant
+    /// The broker's `_health` questions to workers so far (their ids).
+    var probesSent = 0
     var malformedReports = RateLimitedReport(interval: .seconds(1))
     private var slowConsumerReports = RateLimitedReport(interval: .seconds(1))
     let startedAt = Date()
@@ -276,6 +278,11 @@ final class BrokerLoop {
         }
     }
 
+    /// Every service with its workers, as `mmi.services` lists them.
+    func serviceStatuses() -> [ServiceStatus] {
+        services.values.sorted { $0.name < $1.name }.map(\.status)
+    }
+
     func publishTrace(_ trace: RPCTrace) {
         for (index, frame) in tracer.event(trace).enumerated() {
             _ = try? xpub.send(frame, more: index < 2, dontWait: true)
@@ -348,6 +355,7 @@ final class BrokerLoop {
             }
         }
         expireServices(now: now)
+        probeWorkers(now: now)
         metrics?.sample(services)
         slowConsumers.forget(cutOffBefore: now - SlowConsumers.memory)
     }
