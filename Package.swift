@@ -285,7 +285,7 @@ let package = Package(
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
             path: "Tests/StoreTests"
         ),
-        .testTarget(name: "SystemTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/SystemTests"),
+        .testTarget(name: "SystemTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/SystemTests", exclude: ["console_browser.py"]),
         .testTarget(name: "MultiHostTests", dependencies: ["Bus", "Wire", "Contracts", "TestSupport"], path: "Tests/MultiHostTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(

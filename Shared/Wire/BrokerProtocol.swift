@@ -45,14 +45,43 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var queued: Int
     /// Requests routed to the service since the broker started.
     public var requests: UInt64
+    /// Each registered worker (wire protocol, Addition 19); absent from a broker built before it.
+    public var instances: [WorkerStatus]?
 
-    public init(name: String, workers: Int, credit: Int, inFlight: Int, queued: Int, requests: UInt64) {
+    public init(name: String, workers: Int, credit: Int, inFlight: Int, queued: Int, requests: UInt64, instances: [WorkerStatus]? = nil) {
         self.name = name
         self.workers = workers
         self.credit = credit
         self.inFlight = inFlight
         self.queued = queued
         self.requests = requests
+        self.instances = instances
+    }
+}
+
+/// One worker connection of a service in `mmi.services` (Addition 19): what the broker holds
+/// for it, and what the worker last answered to the broker's own `_health`.
+public struct WorkerStatus: Codable, Sendable, Equatable {
+    /// The broker's name for the connection: the first 10 hex digits of its routing identity.
+    public var id: String
+    public var credit: Int
+    /// Requests the worker holds now.
+    public var inFlight: Int
+    /// When the worker sent READY.
+    public var since: Date
+    /// The build its `_health` named; nil until it answered, or when it names none.
+    public var build: BuildStamp?
+    /// Its last `_health` status (`SERVING`, `NOT_SERVING`), or the status code name of the error
+    /// it answered (`UNIMPLEMENTED`); nil until it answered.
+    public var health: String?
+
+    public init(id: String, credit: Int, inFlight: Int, since: Date, build: BuildStamp? = nil, health: String? = nil) {
+        self.id = id
+        self.credit = credit
+        self.inFlight = inFlight
+        self.since = since
+        self.build = build
+        self.health = health
     }
 }
 

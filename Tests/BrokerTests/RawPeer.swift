@@ -70,14 +70,30 @@ actor RawPeer {
         return try? socket.receive()
     }
 
-    /// The next message that is not a HEARTBEAT (workers get those all the time).
+    /// The next message that is not a HEARTBEAT (workers get those all the time) nor the
+    /// broker's own `_health` question (Addition 19), which is left unanswered unless
+    /// ``answersProbes`` says to answer it with `probeAnswer`.
     func receiveSkippingHeartbeats(timeoutMs: Int32? = nil) -> [Data]? {
         while let message = receive(timeoutMs: timeoutMs) {
             if message.count == 3 && message[2] == MDP.Command.heartbeat.frame { continue }
+            if message.count >= 8 && message[2] == MDP.Command.request.frame && message[3].first == 0 && message[5] == Data("_health".utf8) {
+                probesSeen += 1
+                if let probeAnswer, let header = try? RequestHeader.decode(message[6]) {
+                    try? answer(client: message[3], id: header.id, payload: probeAnswer)
+                }
+                continue
+            }
             return message
         }
         return nil
     }
+
+    /// The broker's `_health` questions this peer skipped.
+    private(set) var probesSeen = 0
+    /// What this worker answers to the broker's `_health`; nil: nothing.
+    var probeAnswer: String?
+
+    func answerProbes(with payload: String?) { probeAnswer = payload }
 
     /// Closes the socket and the context, then lets the peer's thread end.
     func close() {

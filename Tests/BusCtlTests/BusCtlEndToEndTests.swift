@@ -38,6 +38,14 @@ struct BusCtlEndToEndTests {
         let services = try await busctl(["services"], world.endpoints)
         #expect(services.status == 0)
         #expect(services.out.contains("SERVICE") && services.out.contains("echo") && services.out.contains("7"))
+        // Then each worker with the build its _health named to the broker (Addition 19).
+        try await eventually("the worker's build listed") {
+            let listed = try await busctl(["services"], world.endpoints).out
+            return listed.contains("WORKER") && listed.contains(BuildInfo.commit) && listed.contains("SERVING")
+        }
+        let json = try JSONValue.parse(try await busctl(["services", "--json"], world.endpoints).out)
+        let worker = json.arrayValue?.first { $0["name"] == .string("echo") }?["instances"]?.arrayValue?.first
+        #expect(worker?["build"]?["version"] == .string(BuildInfo.version) && worker?["credit"] == .int(7))
         let health = try await busctl(["health"], world.endpoints)
         #expect(health.status == 0)
         // Each answer names the build that gave it (wire protocol, Addition 17).

@@ -156,6 +156,12 @@ while time.time() < deadline:
             continue
         check(frames[2] == b"\x02" and len(frames) >= 8, "REQUEST frames %r" % frames[:3])
         client_address, method, request_header = frames[3], frames[5].decode(), json.loads(frames[6])
+        if method == "_health":
+            # The broker asks every worker (wire protocol, Addition 19); a plain 7/MDP worker answers.
+            reply_header = {"id": request_header["id"], "code": 0}
+            reply_payload = json.dumps({"status": "SERVING", "build": {"version": "python", "commit": "interop"}}).encode()
+            worker.send_multipart([b"", b"MDPW01", b"\x03", client_address, b"", json.dumps(reply_header).encode(), reply_payload])
+            continue
         if method == "quit":
             reply_header = {"id": request_header["id"], "code": 0}
             worker.send_multipart([b"", b"MDPW01", b"\x03", client_address, b"", json.dumps(reply_header).encode(), b"{}"])

@@ -60,8 +60,9 @@ private func blockingRawHTTP(port: Int, _ request: [UInt8], timeout: Duration) t
 }
 
 /// `GET path` (or another method) on 127.0.0.1:`port`, one request per connection.
-public func httpGet(port: Int, _ path: String, method: String = "GET", body: String? = nil) async throws -> HTTPProbeResponse {
+public func httpGet(port: Int, _ path: String, method: String = "GET", headers: [String: String] = [:], body: String? = nil) async throws -> HTTPProbeResponse {
     var request = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+    for (name, value) in headers.sorted(by: { $0.key < $1.key }) { request += "\(name): \(value)\r\n" }
     if let body { request += "Content-Length: \(body.utf8.count)\r\n\r\n\(body)" } else { request += "\r\n" }
     let raw = try await rawHTTP(port: port, Array(request.utf8))
     guard let split = raw.range(of: "\r\n\r\n") else { return HTTPProbeResponse(status: 0, headers: [:], body: raw) }

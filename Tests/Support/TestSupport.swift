@@ -27,7 +27,7 @@ public func testLogger(_ label: String) -> Logger {
 public func startBroker(
     heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
     pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil, contracts: [any ServiceContract] = [],
-    metrics: (any MetricsFactory)? = nil
+    metrics: (any MetricsFactory)? = nil, console: ConsoleFeed? = nil
 ) async throws -> (Broker, Broker.Endpoints) {
     var configuration = BrokerConfiguration()
     // The tests' own services publish too.
@@ -40,7 +40,7 @@ public func startBroker(
     configuration.subBind = sub
     configuration.heartbeatInterval = .milliseconds(heartbeatMs)
     configuration.maxQueuedPerService = maxQueue
-    let broker = try Broker(configuration: configuration, logger: testLogger("broker"), metrics: metrics)
+    let broker = try Broker(configuration: configuration, logger: testLogger("broker"), metrics: metrics, console: console)
     return (broker, try await broker.start())
 }
 

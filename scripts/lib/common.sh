@@ -16,6 +16,8 @@ use_dev_keys() {
     # The HTTP edge's token secret (HS256); `busctl token issue` signs development tokens with it.
     export EDGE_JWT_SECRET_FILE="${EDGE_JWT_SECRET_FILE:-$KEYS/edge-jwt.secret}"
     export EDGE_URL="${EDGE_URL:-http://127.0.0.1:${EDGE_PORT:-8080}}"
+    # The operator token of the broker's console (its monitoring port's /console).
+    export BROKER_CONSOLE_TOKEN_FILE="${BROKER_CONSOLE_TOKEN_FILE:-$KEYS/console.token}"
 }
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -47,15 +47,18 @@ public final class Broker: Sendable {
     private let finished = Mutex<[CheckedContinuation<Void, Never>]?>([])
     private let wakeup: EventFD
     private let metricsFactory: any MetricsFactory
+    /// What the operator console shows, fed by the broker thread; nil when there is no console.
+    public let console: ConsoleFeed?
 
     /// A broker that records its metrics through `metrics`, by default swift-metrics'
-    /// bootstrapped factory.
+    /// bootstrapped factory, and feeds `console` if given.
     /// - Throws: `FAILED_PRECONDITION` when the broker has CURVE keys but no allowlist, or the
     ///   allowlist cannot be read (naming the file and line).
-    public init(configuration: BrokerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil) throws(BusError) {
+    public init(configuration: BrokerConfiguration, logger: Logger, metrics: (any MetricsFactory)? = nil, console: ConsoleFeed? = nil) throws(BusError) {
         self.configuration = configuration
         self.logger = logger
         metricsFactory = metrics ?? MetricsSystem.factory
+        self.console = console
         if configuration.curveServerKeys != nil {
             guard let path = configuration.allowlistPath, !path.isEmpty else {
                 throw .failedPrecondition(
@@ -100,7 +103,8 @@ public final class Broker: Sendable {
         blockAllSignalsOnCurrentThread()
         let loop: BrokerLoop
         do {
-            loop = try BrokerLoop(configuration: configuration, access: initialAccess, logger: logger, metrics: BrokerMetrics.make(factory: metricsFactory))
+            loop = try BrokerLoop(
+                configuration: configuration, access: initialAccess, logger: logger, metrics: BrokerMetrics.make(factory: metricsFactory), console: console)
         } catch {
             let continuation = state.withLock { state -> CheckedContinuation<Endpoints, any Error>? in
                 guard case .starting(let continuation) = state else { return nil }

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import Logging
 import ServiceKit
 import ServiceLifecycle
 import UnixSignals
@@ -66,6 +67,9 @@ public struct BrokerConfiguration: ServiceConfiguration {
     /// The contracts whose topics services may publish and others subscribe to, with
     /// security on: every StudyBus service's.
     public var contracts: [any ServiceContract] = Catalog.contracts
+    /// A file with the operator token the console's API requires (`BROKER_CONSOLE_TOKEN_FILE`);
+    /// unset, the console relies on the monitoring port being reachable by operators only.
+    public var consoleTokenFile: String?
 
     public init() {}
 
@@ -88,6 +92,7 @@ public struct BrokerConfiguration: ServiceConfiguration {
         maxServices = try environment.int("BROKER_MAX_SERVICES", default: maxServices, in: 1...1_000_000)
         serviceExpiry = .seconds(try environment.int("BROKER_SERVICE_EXPIRY_SECONDS", default: 300, in: 1...86_400 * 365))
         allowlistPath = environment.values["BUS_ALLOWLIST"].flatMap { $0.isEmpty ? nil : $0 }
+        consoleTokenFile = environment.optionalString("BROKER_CONSOLE_TOKEN_FILE")
     }
 
     public static let usage = """
@@ -112,6 +117,8 @@ public struct BrokerConfiguration: ServiceConfiguration {
           BUS_SECURITY                   on|off: CURVE on every socket              (default on)
           BUS_KEY, BUS_BROKER_KEY        the broker's secret and public key files
           BUS_ALLOWLIST                  the keys admitted and their roles; SIGHUP rereads it
+          METRICS_ADDRESS                the monitoring port: /metrics, /healthz, /readyz, /console
+          BROKER_CONSOLE_TOKEN_FILE      the operator token the console's API requires (default: none)
           LOG_LEVEL, LOG_FORMAT          info|debug|…, text|json
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
@@ -124,7 +131,18 @@ public final class BrokerService: StudyBusService {
     public init(context: ServiceContext<BrokerConfiguration>) throws {
         var configuration = context.configuration
         configuration.curveServerKeys = context.busConfiguration.security.keys?.keyPair
-        broker = try Broker(configuration: configuration, logger: context.logger, metrics: context.monitoring.factory)
+        // The console lives on the monitoring port: without one there is no console to feed.
+        let monitoring = context.monitoring
+        let console = monitoring.isEnabled ? ConsoleFeed() : nil
+        broker = try Broker(configuration: configuration, logger: context.logger, metrics: monitoring.factory, console: console)
+        if let console {
+            let token = try configuration.consoleTokenFile.map { file throws(BusError) in try ConsoleToken(file: file) }
+            let server = ConsoleServer(feed: console, token: token)
+            monitoring.serve(ConsoleServer.path) { request in await server.respond(to: request) }
+            context.logger.info("operator console on the monitoring port", metadata: [
+                "path": "\(ConsoleServer.path)", "token": "\(token == nil ? "none: keep the port on the operators' network" : "required")",
+            ])
+        }
     }
 
     public var services: [any Service] { [BrokerRunner(broker: broker), AllowlistReloader(broker: broker)] }

@@ -321,6 +321,7 @@ extension BrokerLoop {
             "service": "\(name)", "worker": "\(worker.hexIdentity)", "credit": "\(credit)", "workers": "\(service.workers.count)",
         ])
         dispatch(service)
+        if workers[sender] === worker { probe(worker, now: clock.now) }
     }
 
     /// A record for a new service; at the limit it replaces the record of the service that has
@@ -349,6 +350,7 @@ extension BrokerLoop {
             return rejectReply(worker, "a REPLY whose header is not a JSON object with id and code")
         }
         let client = message.data(4)
+        if takeProbeAnswer(from: worker, client: client, header: header) { return }
         guard let request = worker.inFlight.removeValue(forKey: RequestKey(client: client, id: header.id)) else {
             logger.debug("dropping a reply to a request the worker does not hold", metadata: ["request": "\(header.id)"])
             return
@@ -364,12 +366,7 @@ extension BrokerLoop {
             try message.send(7, on: router, more: frames == 9)
             if frames == 9 { try message.send(8, on: router, more: false) }
         }
-        if tracer.isEnabled {
-            publishTrace(RPCTrace(
-                service: service.name, method: request.methodName, id: request.id, code: header.code.rawValue,
-                latencyUs: (clock.now - request.receivedAt).wholeMicroseconds, requestBytes: request.requestBytes,
-                replyBytes: replyBytes, user: request.user, fromBroker: false))
-        }
+        callFinished(service: service.name, id: request.id, code: header.code, trace: request.trace, replyBytes: replyBytes, fromBroker: false)
         dispatch(service)
     }
 
@@ -428,28 +425,24 @@ extension BrokerLoop {
             let known = name == BrokerProtocol.serviceName || services[name]?.workers.isEmpty == false
             body = Data((known ? "200" : "404").utf8)
         } else {
-            let statuses = services.values.sorted { $0.name < $1.name }.map {
-                ServiceStatus(name: $0.name, workers: $0.workers.count, credit: $0.totalCredit, inFlight: $0.inFlight,
-                              queued: $0.queue.count, requests: $0.requests)
-            }
-            body = (try? WireCoding.encode(statuses)) ?? Data("[]".utf8)
+            body = (try? WireCoding.encode(serviceStatuses())) ?? Data("[]".utf8)
         }
         var parts = [MDP.Frames.empty, MDP.Frames.client, Data(service.utf8)]
         if let replyHeader { parts.append(replyHeader) }
         parts.append(body)
         send(to: client, parts)
-        guard tracer.isEnabled else { return }
+        guard tracer.isEnabled || console != nil else { return }
         let trace: TraceContext = (message.count >= 5 ? message.string(4) : "", requestHeader?.user, receivedAt, message.size(from: 4))
         traceOwnAnswer(service: service, id: requestHeader?.id ?? "", code: .ok, trace: trace, replyBytes: (replyHeader?.count ?? 0) + body.count)
     }
 
-    /// The `bus.rpc` event of a request the broker answered itself.
+    /// The `bus.rpc` event (and the console's count) of a request the broker answered itself;
+    /// a service it keeps no record of counts as `_unknown` for the console, whose methods stay
+    /// a bounded set that way.
     private func traceOwnAnswer(service: String, id: String, code: StatusCode, trace: TraceContext, replyBytes: Int) {
-        guard tracer.isEnabled else { return }
-        publishTrace(RPCTrace(
-            service: service, method: trace.method, id: id, code: code.rawValue,
-            latencyUs: (clock.now - trace.receivedAt).wholeMicroseconds, requestBytes: trace.requestBytes,
-            replyBytes: replyBytes, user: trace.user, fromBroker: true))
+        let known = services[service] != nil || service == BrokerProtocol.serviceName || service.hasPrefix("mmi.")
+        callFinished(service: service, id: id, code: code, trace: trace, replyBytes: replyBytes, fromBroker: true,
+                     countedAs: known ? nil : MethodKey(service: BrokerMetrics.unknownService, method: "*"))
     }
 
     private func answerOwnMethod(client: Data, header: RequestHeader, method: String, caller: BusIdentity?, trace: TraceContext) {

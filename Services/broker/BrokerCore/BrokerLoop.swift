@@ -40,6 +40,8 @@ final class BrokerLoop {
     /// after it (not while the code that found them is walking a queue).
     private var clientsCutOff: [Data] = []
     private var nextHeartbeat: ContinuousClock.Instant
+    /// The broker's `_health` questions to workers so far (their ids).
+    var probesSent = 0
     var malformedReports = RateLimitedReport(interval: .seconds(1))
     private var slowConsumerReports = RateLimitedReport(interval: .seconds(1))
     let startedAt = Date()
@@ -57,12 +59,17 @@ final class BrokerLoop {
     let boundEndpoints: Broker.Endpoints
 
     let metrics: BrokerMetrics?
+    /// What the operator console shows; nil when it is off (no monitoring port).
+    let console: ConsoleRecorder?
 
-    init(configuration: BrokerConfiguration, access: BrokerAccess?, logger: Logger, metrics: BrokerMetrics? = nil) throws(ZMQError) {
+    init(
+        configuration: BrokerConfiguration, access: BrokerAccess?, logger: Logger, metrics: BrokerMetrics? = nil, console: ConsoleFeed? = nil
+    ) throws(ZMQError) {
         self.configuration = configuration
         self.access = access
         self.logger = logger
         self.metrics = metrics
+        self.console = console.map { ConsoleRecorder(feed: $0, now: ContinuousClock.now) }
         tracer = RPCTracer(instance: configuration.instance)
         workerLiveness = configuration.peerLiveness
         context = try ZMQContext()
@@ -191,6 +198,7 @@ final class BrokerLoop {
             }
             sweepQueueDeadlines()
             dropQueuedRequestsOfCutOffClients()
+            console?.flush(now: afterPoll, services: serviceStatuses)
         }
         shutdown()
     }
@@ -276,10 +284,32 @@ final class BrokerLoop {
         }
     }
 
-    func publishTrace(_ trace: RPCTrace) {
-        for (index, frame) in tracer.event(trace).enumerated() {
-            _ = try? xpub.send(frame, more: index < 2, dontWait: true)
+    /// Every service with its workers, as `mmi.services` and the console list them.
+    func serviceStatuses() -> [ServiceStatus] {
+        services.values.sorted { $0.name < $1.name }.map(\.status)
+    }
+
+    /// A request was answered (by a worker, or by the broker itself when `fromBroker`): the
+    /// console counts it, and while someone listens it becomes a `bus.rpc` event and a line of
+    /// the console's tail. The console counts it under `countedAs` when given (a service the
+    /// broker keeps no record of), else under its service and method.
+    func callFinished(
+        service: String, id: String, code: StatusCode, trace: TraceContext, replyBytes: Int, fromBroker: Bool, countedAs: MethodKey? = nil
+    ) {
+        guard tracer.isEnabled || console != nil else { return }
+        let latencyUs = (clock.now - trace.receivedAt).wholeMicroseconds
+        console?.count(countedAs ?? MethodKey(service: service, method: trace.method), code: code, latencyUs: latencyUs)
+        let tailWanted = console?.tailWanted == true
+        guard tracer.isEnabled || tailWanted else { return }
+        let record = RPCTrace(
+            service: service, method: trace.method, id: id, code: code.rawValue, latencyUs: latencyUs, requestBytes: trace.requestBytes,
+            replyBytes: replyBytes, user: trace.user, fromBroker: fromBroker)
+        if tracer.isEnabled {
+            for (index, frame) in tracer.event(record).enumerated() {
+                _ = try? xpub.send(frame, more: index < 2, dontWait: true)
+            }
         }
+        if tailWanted { console?.record(record) }
     }
 
     // MARK: Events
@@ -288,6 +318,16 @@ final class BrokerLoop {
         let frame = forwardFrame
         var forwarded = 0
         defer { metrics?.forwarded(events: forwarded) }
+        // The console's tail copies the start of each event's frames, only while someone reads it.
+        let copying = console?.tailWanted == true
+        var copied: [Data] = []
+        var truncated = false
+        func keep(_ frame: ZMQFrame) {
+            guard copying && copied.count < 3 else { return }
+            let limit = ConsoleRecorder.limit(ofFrame: copied.count)
+            truncated = truncated || frame.count > limit
+            copied.append(frame.withUnsafeBytes { Data($0.prefix(limit)) })
+        }
         for _ in 0..<Self.readBatch {
             do {
                 guard try xsub.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
@@ -299,11 +339,18 @@ final class BrokerLoop {
                     }
                     continue
                 }
+                keep(frame)
                 try xpub.send(frame: frame, more: more)
                 while more {
                     _ = try xsub.receive(into: frame, flags: 0)
                     more = xsub.frameHasMore(frame)
+                    keep(frame)
                     try xpub.send(frame: frame, more: more)
+                }
+                if copying {
+                    console?.recordEvent(copied, truncated: truncated)
+                    copied.removeAll(keepingCapacity: true)
+                    truncated = false
                 }
                 forwarded += 1
             } catch {
@@ -348,6 +395,7 @@ final class BrokerLoop {
             }
         }
         expireServices(now: now)
+        probeWorkers(now: now)
         metrics?.sample(services)
         slowConsumers.forget(cutOffBefore: now - SlowConsumers.memory)
     }

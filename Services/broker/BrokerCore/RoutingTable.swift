@@ -98,12 +98,22 @@ final class WorkerRecord {
     // Touched for every request and reply, by the broker thread only (see BrokerLoop.services).
     @exclusivity(unchecked) var inFlight: [RequestKey: RequestRecord] = [:]
     @exclusivity(unchecked) var expiresAt: ContinuousClock.Instant
+    /// When it sent READY.
+    let since = Date()
+    /// What it answered to the broker's `_health` (Addition 19), and the question out now.
+    var probe = WorkerProbe()
 
     init(identity: Data, service: ServiceRecord, credit: Int, expiresAt: ContinuousClock.Instant) {
         self.identity = identity
         self.service = service
         self.credit = credit
         self.expiresAt = expiresAt
+    }
+
+    /// The worker as `mmi.services` and the console list it.
+    var status: WorkerStatus {
+        WorkerStatus(id: String(hexIdentity.prefix(10)), credit: credit, inFlight: inFlight.count, since: since,
+                     build: probe.build, health: probe.health)
     }
 
     var freeCredit: Int { credit - inFlight.count }
@@ -139,6 +149,12 @@ final class ServiceRecord {
 
     var inFlight: Int { workers.reduce(0) { $0 + $1.inFlight.count } }
     var totalCredit: Int { workers.reduce(0) { $0 + $1.credit } }
+
+    /// The service's line in `mmi.services`, with its workers.
+    var status: ServiceStatus {
+        ServiceStatus(name: name, workers: workers.count, credit: totalCredit, inFlight: inFlight, queued: queue.count,
+                      requests: requests, instances: workers.map(\.status))
+    }
 }
 
 /// Clients cut off for not reading their replies (slow consumers): nothing is sent to them and

@@ -7,7 +7,11 @@ import Wire
 extension BusCtl {
     struct Services: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "List services with their workers, credit, requests in flight and queued, and totals.")
+            abstract: "List services with their workers, credit, requests in flight and queued, and totals.",
+            discussion: """
+            Then each worker: its credit and requests in flight, the build it runs and its health, as it last answered \
+            the broker's _health (wire protocol, Addition 19; '?' until it has).
+            """)
 
         @Flag(help: "Print the broker's JSON.") var json = false
         @Option(help: "Seconds to wait for the broker.") var timeout: Double = 5
@@ -18,14 +22,37 @@ extension BusCtl {
                 try await bus.call(BrokerProtocol.services, Empty(), options: CallOptions(timeout: .milliseconds(Int64(timeout * 1000))))
             }
             if json {
-                Output.line(String(decoding: try WireCoding.encode(statuses), as: UTF8.self))
+                Output.line(Output.printableJSON(String(decoding: try WireCoding.encode(statuses), as: UTF8.self)))
                 return
             }
-            let rows = [["SERVICE", "WORKERS", "CREDIT", "IN FLIGHT", "QUEUED", "REQUESTS"]] + statuses.map {
-                [$0.name, "\($0.workers)", "\($0.credit)", "\($0.inFlight)", "\($0.queued)", "\($0.requests)"]
-            }
-            Output.line(Table.render(rows))
+            Output.line(Self.render(statuses))
             if statuses.isEmpty { Output.warning("no service has registered with the broker yet") }
+        }
+
+        /// A table of the services, then one of their workers (when the broker lists them).
+        static func render(_ statuses: [ServiceStatus]) -> String {
+            let services = [["SERVICE", "WORKERS", "CREDIT", "IN FLIGHT", "QUEUED", "REQUESTS", "VERSIONS"]] + statuses.map {
+                [$0.name, "\($0.workers)", "\($0.credit)", "\($0.inFlight)", "\($0.queued)", "\($0.requests)", versions($0)]
+            }
+            var text = Table.render(services.map { $0.map(Output.printable) })
+            let workers = statuses.flatMap { service in
+                (service.instances ?? []).map { worker in
+                    [service.name, worker.id, "\(worker.credit)", "\(worker.inFlight)", worker.build?.version ?? "?", worker.build?.commit ?? "?",
+                     worker.health ?? "?", ISO8601.format(worker.since)]
+                }
+            }
+            if !workers.isEmpty {
+                let header = ["SERVICE", "WORKER", "CREDIT", "IN FLIGHT", "VERSION", "COMMIT", "HEALTH", "SINCE"]
+                text += "\n\n" + Table.render(([header] + workers).map { $0.map(Output.printable) })
+            }
+            return text
+        }
+
+        /// The versions a service's workers run: one, or several while an upgrade rolls; `?` for
+        /// a worker that has not said, `-` without workers or from a broker that does not list them.
+        static func versions(_ status: ServiceStatus) -> String {
+            guard let instances = status.instances, !instances.isEmpty else { return "-" }
+            return Set(instances.map { $0.build?.version ?? "?" }).sorted().joined(separator: ", ")
         }
     }
 

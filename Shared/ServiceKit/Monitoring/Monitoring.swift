@@ -53,6 +53,8 @@ public final class Monitoring: Sendable {
     public let service: String
     private let collectors = Mutex<[@Sendable () async -> Void]>([])
     private let readinessChecks = Mutex<[any ReadinessReporting]>([])
+    /// Paths added with ``serve(_:_:)``, each with its handler.
+    let routes = Mutex<[(path: String, handler: MonitoringHandler)]>([])
     private let listening = Mutex<(port: Int?, waiters: [CheckedContinuation<Int, Never>])>((nil, []))
 
     /// Monitoring of `service` served at `address`; off when it is nil.

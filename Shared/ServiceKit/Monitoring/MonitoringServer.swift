@@ -8,9 +8,10 @@ import Synchronization
 
 /// The monitoring port: `GET /metrics` (Prometheus text format), `/healthz` (the process is
 /// alive: it answers) and `/readyz` (200 when every part is ready, else 503 naming what is not),
-/// over HTTP/1.1 with SwiftNIO on a thread of its own, off the bus.
+/// and the paths the process added (``Monitoring/serve(_:_:)``: the broker's console), over
+/// HTTP/1.1 with SwiftNIO on a thread of its own, off the bus.
 ///
-/// Whoever reaches the port is a stranger: requests are `GET` or `HEAD` of those three paths, a
+/// Whoever reaches the port is a stranger: requests are `GET` or `HEAD` of those paths, a
 /// request with a body is refused, headers are bounded by NIO's parser (80 KiB), a connection
 /// silent for 10 s is closed, one lives at most a minute however it trickles, and at most
 /// ``maxConnections`` are served at once (more are closed as they come). Nothing served depends
@@ -69,7 +70,9 @@ public struct MonitoringServer: Service {
         }
         let port = server.channel.localAddress?.port ?? address.port
         monitoring.listening(on: port)
-        logger.info("monitoring", metadata: ["address": "\(Monitoring.Address(host: address.host, port: port))", "paths": "/metrics /healthz /readyz"])
+        logger.info("monitoring", metadata: [
+            "address": "\(Monitoring.Address(host: address.host, port: port))", "paths": "\(monitoring.servedPaths.joined(separator: " "))",
+        ])
         let connections = ConnectionSlots(count: Self.maxConnections)
         try await withTaskCancellationOrGracefulShutdownHandler {
             try await withThrowingDiscardingTaskGroup { tasks in
@@ -116,6 +119,7 @@ public struct MonitoringServer: Service {
                         : await respond(to: request)
                     let keepAlive = request.isKeepAlive && !hasBody
                     var headers = HTTPHeaders([("content-type", response.contentType), ("content-length", "\(response.body.count)")])
+                    for (name, value) in response.headers { headers.add(name: name, value: value) }
                     if response.status == .methodNotAllowed { headers.add(name: "allow", value: "GET, HEAD") }
                     headers.add(name: "connection", value: keepAlive ? "keep-alive" : "close")
                     try await outbound.write(.head(HTTPResponseHead(version: request.version, status: response.status, headers: headers)))
@@ -133,6 +137,7 @@ public struct MonitoringServer: Service {
         var status: HTTPResponseStatus
         var body: [UInt8]
         var contentType = "text/plain; charset=utf-8"
+        var headers: [(name: String, value: String)] = []
 
         init(status: HTTPResponseStatus, body: String) {
             self.status = status
@@ -143,6 +148,13 @@ public struct MonitoringServer: Service {
             self.status = status
             self.body = body
             self.contentType = contentType
+        }
+
+        init(_ response: MonitoringResponse) {
+            status = HTTPResponseStatus(statusCode: response.status)
+            body = response.body
+            contentType = response.contentType
+            headers = response.headers
         }
     }
 
@@ -161,7 +173,11 @@ public struct MonitoringServer: Service {
             if problems.isEmpty { return Response(status: .ok, body: "ready\n") }
             return Response(status: .serviceUnavailable, body: "not ready:\n" + problems.map { "- \($0)\n" }.joined())
         default:
-            return Response(status: .notFound, body: "not found; this port serves /metrics, /healthz and /readyz\n")
+            if let handler = monitoring.handler(for: path) {
+                let headers = request.headers.map { (name: $0.name, value: $0.value) }
+                return Response(await handler(MonitoringRequest(uri: request.uri, headers: headers)))
+            }
+            return Response(status: .notFound, body: "not found; this port serves \(monitoring.servedPaths.joined(separator: ", "))\n")
         }
     }
 }
