@@ -2,23 +2,33 @@ import Foundation
 import GRDB
 import Wire
 
-/// A user's change log (`sync_change`) and tombstones (`tombstone`) inside one write
-/// transaction. Every write of a synced record goes through here, so that `sync.pull` finds it:
-/// ``logChange(_:_:)`` moves the record to the end of the log; a delete leaves a tombstone, so
-/// that an older edit arriving later cannot bring the record back.
+/// One write transaction of synced records for one user, by one writer, at one time, with the
+/// user's change log (`sync_change`) and tombstones (`tombstone`). Every write of a synced
+/// record goes through here, so that `sync.pull` finds it: ``logChange(_:_:)`` moves the record
+/// to the end of the log; a delete leaves a tombstone, so that an older edit arriving later
+/// cannot bring the record back. A service's own write context (store's `Changes`, the
+/// scheduler's `HabitChanges`) holds one.
 ///
 /// Synced tables follow one convention: keyed by `id` within `user_id`, with `updated_at`
 /// (Unix milliseconds) and `device` (who wrote the current version, "" for the API) columns.
 public struct SyncLog {
     public let db: Database
     public let user: String
+    /// The transaction's time at the millisecond precision records keep.
+    public let now: Date
     /// Who writes: "" for API calls, the device id for `sync.push`.
     public let device: String
 
-    public init(db: Database, user: String, device: String) {
+    public init(db: Database, user: String, now: Date, device: String) {
         self.db = db
         self.user = user
+        self.now = Date(unixMilliseconds: now.unixMilliseconds)
         self.device = device
+    }
+
+    /// The `updatedAt` of an API edit of a record stamped `previous` (never back in time).
+    public func nextUpdate(after previous: Date) -> Date {
+        SyncVersion.apiUpdate(now: now, after: previous)
     }
 
     /// The tables, as `store.v3.sync` and `scheduler.v4: sync` created them. Released: never

@@ -40,7 +40,7 @@ struct SyncKitTests {
         try queue.write { db in
             try db.execute(sql: SyncLog.tables)
             try db.execute(sql: "CREATE TABLE note (id TEXT NOT NULL, user_id TEXT NOT NULL, text TEXT, updated_at INTEGER NOT NULL, device TEXT NOT NULL DEFAULT '')")
-            let log = SyncLog(db: db, user: "u1", device: "phone")
+            let log = SyncLog(db: db, user: "u1", now: Date(), device: "phone")
             for id in ["n1", "n2", "n3"] {
                 try db.execute(sql: "INSERT INTO note VALUES (?, 'u1', ?, 5, 'phone')", arguments: [id, id.uppercased()])
                 try log.logChange("note", id)
@@ -51,8 +51,8 @@ struct SyncKitTests {
             #expect(try log.current("note", "n2", table: "note") == SyncVersion(at: 7, deleted: true, device: "phone"))
             #expect(try log.current("note", "n3", table: "note") == SyncVersion(at: 5, deleted: false, device: "phone"))
             #expect(try !log.wins("note", "n2", table: "note", at: Date(unixMilliseconds: 6), deleted: false, .greaterDevice))
-            #expect(try SyncLog(db: db, user: "u2", device: "x").current("note", "n3", table: "note") == nil)
-            try SyncLog(db: db, user: "u2", device: "x").logChange("note", "theirs")
+            #expect(try SyncLog(db: db, user: "u2", now: Date(), device: "x").current("note", "n3", table: "note") == nil)
+            try SyncLog(db: db, user: "u2", now: Date(), device: "x").logChange("note", "theirs")
         }
         try queue.read { db in
             func current(_ kind: NoteKind, _ id: String) throws -> SyncChangeOf<NoteKind>? {

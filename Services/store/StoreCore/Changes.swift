@@ -10,22 +10,17 @@ import Wire
 /// record goes through here, so that each also (in the same transaction) records the change for
 /// `sync.pull`, leaves a tombstone when it deletes, and appends the record's event to the outbox.
 final class Changes {
-    let db: Database
-    let user: String
-    /// The transaction's time at store precision: `createdAt`/`updatedAt` of what it writes.
-    let now: Date
-    /// Who writes: "" for API calls, the device id for `sync.push`.
-    let device: String
+    /// The user, the transaction's time at store precision (`createdAt`/`updatedAt` of what it
+    /// writes), who writes ("" for API calls, the device id for `sync.push`), the change log.
+    let sync: SyncLog
+    var db: Database { sync.db }
+    var user: String { sync.user }
+    var now: Date { sync.now }
+    var device: String { sync.device }
 
     init(db: Database, user: String, now: Date, device: String = "") {
-        self.db = db
-        self.user = user
-        self.now = now.atStorePrecision
-        self.device = device
+        sync = SyncLog(db: db, user: user, now: now, device: device)
     }
-
-    /// The change log and tombstones, written as this transaction's device.
-    var sync: SyncLog { SyncLog(db: db, user: user, device: device) }
 
     // MARK: Reading within the transaction
 
@@ -146,7 +141,5 @@ final class Changes {
 
     /// The `updatedAt` of an API edit: now, or just after the stored version if a device's
     /// clock put that in the future (``SyncVersion/apiUpdate(now:after:)``).
-    func nextUpdate(after previous: Date) -> Date {
-        SyncVersion.apiUpdate(now: now, after: previous)
-    }
+    func nextUpdate(after previous: Date) -> Date { sync.nextUpdate(after: previous) }
 }
