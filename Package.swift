@@ -88,6 +88,13 @@ let package = Package(
             ],
             path: "Shared/Storage"
         ),
+        // Multi-device sync shared by the services that sync records (store, scheduler):
+        // last-write-wins versions, tombstones, the change log and cursor pulls.
+        .target(
+            name: "SyncKit",
+            dependencies: ["Contracts", "Storage", "Wire", .product(name: "GRDB", package: "GRDB.swift")],
+            path: "Shared/SyncKit"
+        ),
 
         .target(
             name: "HTTPClient",
@@ -162,7 +169,7 @@ let package = Package(
         .target(
             name: "SchedulerCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "SyncKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -176,7 +183,7 @@ let package = Package(
         .target(
             name: "StoreCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "SyncKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for search's FTS5 snippet function.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -287,7 +294,7 @@ let package = Package(
         ),
         .testTarget(name: "SystemTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/SystemTests", exclude: ["console_browser.py"]),
         .testTarget(name: "MultiHostTests", dependencies: ["Bus", "Wire", "Contracts", "TestSupport"], path: "Tests/MultiHostTests"),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "SyncKit", "Contracts", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",
             dependencies: ["TimerTickerCore", "Contracts", "Bus", "Threads", "Wire", "Storage", "ServiceKit", "BrokerCore", "TestSupport",

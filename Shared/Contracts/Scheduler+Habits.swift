@@ -78,13 +78,17 @@ public struct HabitFrequency: Codable, Sendable, Equatable {
 
 /// `habits.systems.create`.
 public struct HabitSystemCreate: Codable, Sendable, Equatable {
+    /// The new record's id, chosen by the client (offline-first apps): a UUID, in any case
+    /// (kept in lower case). Absent: the scheduler makes one.
+    public var id: String?
     /// 1..200 characters.
     public var name: String
     /// The identity the system builds ("I am a runner"), up to 500 characters.
     public var identity: String?
     /// Up to 100 characters.
     public var category: String?
-    public init(name: String, identity: String? = nil, category: String? = nil) {
+    public init(name: String, identity: String? = nil, category: String? = nil, id: String? = nil) {
+        self.id = id
         self.name = name
         self.identity = identity
         self.category = category
@@ -168,6 +172,9 @@ public struct FourLaws: Codable, Sendable, Equatable {
 
 /// `habits.tasks.create`.
 public struct HabitTaskCreate: Codable, Sendable, Equatable {
+    /// The new record's id, chosen by the client (offline-first apps): a UUID, in any case
+    /// (kept in lower case). Absent: the scheduler makes one.
+    public var id: String?
     public var systemId: String
     /// 1..200 characters.
     public var name: String
@@ -178,8 +185,10 @@ public struct HabitTaskCreate: Codable, Sendable, Equatable {
     /// Local reminder time `HH:MM`; null for none.
     public var reminderTime: String?
     public init(
-        systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil, description: String? = nil
+        systemId: String, name: String, frequency: HabitFrequency, laws: FourLaws? = nil, reminderTime: String? = nil, description: String? = nil,
+        id: String? = nil
     ) {
+        self.id = id
         self.systemId = systemId
         self.name = name
         self.description = description
@@ -242,12 +251,16 @@ public struct HabitTask: Codable, Sendable, Equatable {
 
 /// `habits.checkIn`.
 public struct CheckInRequest: Codable, Sendable, Equatable {
+    /// The check-in's id when it is new, chosen by the client: a UUID (kept in lower case).
+    /// Absent: the scheduler makes one. A repeat for a day already checked in keeps that id.
+    public var id: String?
     public var taskId: String
     /// Local date `YYYY-MM-DD`, not after the user's today.
     public var date: String
     /// Up to 1000 characters.
     public var note: String?
-    public init(taskId: String, date: String, note: String? = nil) {
+    public init(taskId: String, date: String, note: String? = nil, id: String? = nil) {
+        self.id = id
         self.taskId = taskId
         self.date = date
         self.note = note

@@ -5,6 +5,9 @@ import Wire
 
 /// `tests.create`.
 public struct PerformanceTestCreate: Codable, Sendable, Equatable {
+    /// The new record's id, chosen by the client (offline-first apps): a UUID, in any case
+    /// (kept in lower case). Absent: the scheduler makes one.
+    public var id: String?
     /// The system it measures, optional.
     public var systemId: String?
     /// 1..200 characters.
@@ -14,7 +17,8 @@ public struct PerformanceTestCreate: Codable, Sendable, Equatable {
     public var higherIsBetter: Bool
     /// 1..365.
     public var everyDays: Int
-    public init(systemId: String? = nil, name: String, unit: String, higherIsBetter: Bool, everyDays: Int) {
+    public init(systemId: String? = nil, name: String, unit: String, higherIsBetter: Bool, everyDays: Int, id: String? = nil) {
+        self.id = id
         self.systemId = systemId
         self.name = name
         self.unit = unit
@@ -58,13 +62,17 @@ public struct PerformanceTestID: Codable, Sendable, Equatable {
 
 /// `tests.record`.
 public struct TestEntryCreate: Codable, Sendable, Equatable {
+    /// The new entry's id, chosen by the client: a UUID (kept in lower case). Absent: the
+    /// scheduler makes one.
+    public var id: String?
     public var testId: String
     /// A finite number.
     public var value: Double
     /// Local date `YYYY-MM-DD` (default today), not after today.
     public var date: String?
     public var note: String?
-    public init(testId: String, value: Double, date: String? = nil, note: String? = nil) {
+    public init(testId: String, value: Double, date: String? = nil, note: String? = nil, id: String? = nil) {
+        self.id = id
         self.testId = testId
         self.value = value
         self.date = date

@@ -127,6 +127,16 @@ public struct SchedulerContract: ServiceContract {
     public let deleteTest = Method<PerformanceTestID, Empty>(
         Self.self, "tests.delete", "Deletes a performance test and its entries.", audience: .app)
 
+    // MARK: Sync
+
+    /// A device's habit changes, last write wins (the same contract as store's `sync.push`).
+    public let syncPush = Method<HabitSyncPushRequest, HabitSyncPushResponse>(
+        Self.self, "sync.push", "Apply a device's habit changes (systems, tasks, check-ins, tests, entries) last-write-wins, with tombstones.",
+        audience: .app)
+    /// The user's habit changes since a cursor (the same contract as store's `sync.pull`).
+    public let syncPull = Method<HabitSyncPullRequest, HabitSyncPullResponse>(
+        Self.self, "sync.pull", "Habit changes since a cursor: records in their latest state and tombstones.", audience: .app)
+
     // MARK: Events (durable: outbox, per-stream seq, `_events.replay`)
 
     /// Daily digest at the user's review reminder time when cards are due.
@@ -138,6 +148,24 @@ public struct SchedulerContract: ServiceContract {
     /// A performance test is due (sent at the user's test reminder time).
     public let testDue = Topic<TestDueEvent>(
         Self.self, "test.due", "A performance test is due today (sent at the user's test reminder time).")
+
+    // Habit data changes, through the API or sync (user-scoped: the header's user is the
+    // record's): the change as `sync.pull` would return it, with the device that made it.
+    public let systemCreated = Topic<HabitSyncChange>(Self.self, "habit.system.created", "A habit system was created: the change as sync.pull returns it.")
+    public let systemUpdated = Topic<HabitSyncChange>(Self.self, "habit.system.updated", "A habit system was updated: the change as sync.pull returns it.")
+    public let systemDeleted = Topic<HabitSyncChange>(Self.self, "habit.system.deleted", "A habit system was deleted: the change as sync.pull returns it.")
+    public let taskCreated = Topic<HabitSyncChange>(Self.self, "habit.task.created", "A habit task was created: the change as sync.pull returns it.")
+    public let taskUpdated = Topic<HabitSyncChange>(Self.self, "habit.task.updated", "A habit task was updated: the change as sync.pull returns it.")
+    public let taskDeleted = Topic<HabitSyncChange>(Self.self, "habit.task.deleted", "A habit task was deleted: the change as sync.pull returns it.")
+    public let checkInCreated = Topic<HabitSyncChange>(Self.self, "habit.checkin.created", "A check-in was created: the change as sync.pull returns it.")
+    public let checkInUpdated = Topic<HabitSyncChange>(Self.self, "habit.checkin.updated", "A check-in was updated: the change as sync.pull returns it.")
+    public let checkInDeleted = Topic<HabitSyncChange>(Self.self, "habit.checkin.deleted", "A check-in was deleted: the change as sync.pull returns it.")
+    public let testCreated = Topic<HabitSyncChange>(Self.self, "habit.test.created", "A performance test was created: the change as sync.pull returns it.")
+    public let testUpdated = Topic<HabitSyncChange>(Self.self, "habit.test.updated", "A performance test was updated: the change as sync.pull returns it.")
+    public let testDeleted = Topic<HabitSyncChange>(Self.self, "habit.test.deleted", "A performance test was deleted: the change as sync.pull returns it.")
+    public let entryCreated = Topic<HabitSyncChange>(Self.self, "habit.entry.created", "A test entry was created: the change as sync.pull returns it.")
+    public let entryUpdated = Topic<HabitSyncChange>(Self.self, "habit.entry.updated", "A test entry was updated: the change as sync.pull returns it.")
+    public let entryDeleted = Topic<HabitSyncChange>(Self.self, "habit.entry.deleted", "A test entry was deleted: the change as sync.pull returns it.")
 
     public init() {}
 }

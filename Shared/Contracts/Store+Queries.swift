@@ -164,29 +164,10 @@ public enum SyncKind: String, WireEnum {
     case subject, material, flashcard, set, question, note, conversation, message, session, task
 }
 
-/// One change of one record, pushed by a device or pulled from the store.
-///
-/// On push, `record` is the kind's create payload (`SubjectCreate`, `FlashcardCreate`, …; its
-/// `id` may be omitted) for an upsert, and absent when `deleted`. `updatedAt` is the device's
-/// time of the change. On pull, `record` is the stored record (`Subject`, `Flashcard`, …) and a
-/// delete comes as a tombstone (`deleted: true`, no record).
-public struct SyncChange: Codable, Sendable, Equatable {
-    public var kind: SyncKind
-    public var id: String
-    public var updatedAt: Date
-    public var deleted: Bool
-    public var record: JSONValue?
-    /// The device that made the change (pull only; empty for changes made through the API).
-    public var deviceId: String?
-    public init(kind: SyncKind, id: String, updatedAt: Date, deleted: Bool = false, record: JSONValue? = nil, deviceId: String? = nil) {
-        self.kind = kind
-        self.id = id
-        self.updatedAt = updatedAt
-        self.deleted = deleted
-        self.record = record
-        self.deviceId = deviceId
-    }
-}
+/// One change of one store record (``SyncChangeOf``). On push, `record` is the kind's create
+/// payload (`SubjectCreate`, `FlashcardCreate`, …; its `id` may be omitted); on pull, the stored
+/// record (`Subject`, `Flashcard`, …).
+public typealias SyncChange = SyncChangeOf<SyncKind>
 
 /// `sync.push`: a device's changes, applied last-write-wins in one transaction. For each record
 /// the change with the later `updatedAt` wins; at equal times a delete beats an edit, and
@@ -194,65 +175,17 @@ public struct SyncChange: Codable, Sendable, Equatable {
 /// A losing change is reported `superseded` and changes nothing. A deleted record leaves a
 /// tombstone, so an older edit arriving later does not bring it back; a newer one does.
 /// Materials are pushed only as edits of existing materials (`MaterialUpdate` fields) and deletes.
-public struct SyncPushRequest: Codable, Sendable, Equatable {
-    /// 1…64 characters.
-    public var deviceId: String
-    /// At most 500.
-    public var changes: [SyncChange]
-    public init(deviceId: String, changes: [SyncChange]) {
-        self.deviceId = deviceId
-        self.changes = changes
-    }
-}
-
-/// What happened to one pushed change.
-public enum SyncOutcome: String, WireEnum {
-    case applied
-    /// The store had a newer (or tie-winning) version; pull to get it.
-    case superseded
-}
+public typealias SyncPushRequest = SyncPushRequestOf<SyncKind>
 
 /// The outcome of one pushed change, in push order.
-public struct SyncPushResult: Codable, Sendable, Equatable {
-    public var kind: SyncKind
-    public var id: String
-    public var outcome: SyncOutcome
-    public init(kind: SyncKind, id: String, outcome: SyncOutcome) {
-        self.kind = kind
-        self.id = id
-        self.outcome = outcome
-    }
-}
+public typealias SyncPushResult = SyncPushResultOf<SyncKind>
 
 /// `sync.push` response.
-public struct SyncPushResponse: Codable, Sendable, Equatable {
-    public var results: [SyncPushResult]
-    public init(results: [SyncPushResult]) { self.results = results }
-}
+public typealias SyncPushResponse = SyncPushResponseOf<SyncKind>
 
 /// `sync.pull`: every change since `cursor` (absent: from the beginning), each record once in
 /// its latest state, in the order of the changes.
-public struct SyncPullRequest: Codable, Sendable, Equatable {
-    public var cursor: String?
-    /// 1…500, default 200.
-    public var limit: Int?
-    public var kinds: [SyncKind]?
-    public init(cursor: String? = nil, limit: Int? = nil, kinds: [SyncKind]? = nil) {
-        self.cursor = cursor
-        self.limit = limit
-        self.kinds = kinds
-    }
-}
+public typealias SyncPullRequest = SyncPullRequestOf<SyncKind>
 
 /// `sync.pull` response.
-public struct SyncPullResponse: Codable, Sendable, Equatable {
-    public var changes: [SyncChange]
-    /// Where to continue: pass it on the next pull (also when `hasMore` is false, to get later changes).
-    public var cursor: String
-    public var hasMore: Bool
-    public init(changes: [SyncChange], cursor: String, hasMore: Bool) {
-        self.changes = changes
-        self.cursor = cursor
-        self.hasMore = hasMore
-    }
-}
+public typealias SyncPullResponse = SyncPullResponseOf<SyncKind>

@@ -55,9 +55,10 @@ final class SchedulerWorld: @unchecked Sendable {
     private(set) var scheduler: SchedulerService
     private var tasks: [Task<Void, any Error>] = []
 
-    static func start(at start: Date = instant("2026-11-22T10:00:00Z")) async throws -> SchedulerWorld {
+    /// A new world; its scheduler opens `directory`'s database (a new one by default).
+    static func start(at start: Date = instant("2026-11-22T10:00:00Z"), directory: URL? = nil) async throws -> SchedulerWorld {
         let (broker, endpoints) = try await startBroker(heartbeatMs: heartbeatMs)
-        let directory = try temporaryDirectory()
+        let directory = try directory ?? temporaryDirectory()
         let clock = ManualWallClock(start)
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
         let scheduler = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)

@@ -16,7 +16,9 @@ struct ReviewTests {
         let served = Set(description.methods.map(\.name))
         #expect(Scheduler.methods.allSatisfy { served.contains($0.name) }, "missing: \(Scheduler.methods.map(\.name).filter { !served.contains($0) })")
         #expect(served.contains("_events.replay"))
-        #expect(description.events.map(\.topic) == ["review.due", "habit.due", "test.due"])
+        #expect(description.events.map(\.topic) == Scheduler.topics.map(\.name))
+        #expect(Array(description.events.map(\.topic).prefix(4)) == ["review.due", "habit.due", "test.due", "habit.system.created"])
+        #expect(served.isSuperset(of: ["sync.push", "sync.pull"]))
         await world.stop()
     }
 

@@ -1,8 +1,10 @@
+import Contracts
 import Foundation
 import GRDB
 import Logging
 import ServiceKit
 import Storage
+import SyncKit
 
 /// The scheduler's own SQLite file: review state and log, habits, tests, plans, settings,
 /// reminders sent, and the shared outbox, event cursors and idempotency keys.
@@ -204,6 +206,13 @@ public enum SchedulerDatabase {
                 ALTER TABLE habit_task ADD COLUMN description TEXT;
                 CREATE INDEX check_in_user_date ON check_in (user_id, date);
                 """)
+        }
+        // Multi-device sync of habit data (sync.push/sync.pull): who wrote each row's current
+        // version, the change log and tombstones (SyncLog). Rows already here keep their ids
+        // (UUIDs the scheduler made) and times, and become the changes a first pull returns.
+        migrator.registerMigration("scheduler.v4: habit sync") { db in
+            let devices = HabitSyncKind.tables.map { "ALTER TABLE \($0.table) ADD COLUMN device TEXT NOT NULL DEFAULT '';" }
+            try db.execute(sql: devices.joined(separator: "\n") + "\n" + SyncLog.tables + "\n" + SyncLog.logExistingRows(of: HabitSyncKind.tables))
         }
         return migrator
     }

@@ -22,17 +22,22 @@ public struct SchedulerConfiguration: ServiceConfiguration {
     public var reminderPoll: Duration = .seconds(1)
     /// How often store's event stream is checked for missed events; a seam for tests.
     public var catchUpInterval: Duration = .seconds(5)
+    /// How far after the scheduler's clock a `sync.push` change may be stamped: devices' clocks
+    /// differ a little, but a change stamped far ahead would win every later edit
+    /// (`SCHEDULER_SYNC_FUTURE_SKEW_SECONDS`, 0…86400, default 300).
+    public var syncFutureSkew: Duration = .seconds(300)
 
     /// The defaults, with the database at `databaseURL`.
     public init(databaseURL: URL) {
         self.databaseURL = databaseURL
     }
 
-    /// Reads `DATA_DIR` and `SCHEDULER_CREDIT`.
+    /// Reads `DATA_DIR`, `SCHEDULER_CREDIT` and `SCHEDULER_SYNC_FUTURE_SKEW_SECONDS`.
     /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
     public init(environment: Environment) throws(BusError) {
         self.init(databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "scheduler.sqlite"))
         credit = try environment.int("SCHEDULER_CREDIT", default: credit, in: 1...1024)
+        syncFutureSkew = .seconds(try environment.int("SCHEDULER_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400))
     }
 }
 
@@ -49,6 +54,7 @@ public final class SchedulerService: StudyBusService {
     /// The study-day and set counts of the writer's current batch.
     let studyTally: StudyTally
     let clock: any WallClock
+    let syncFutureSkew: Duration
 
     /// Opens (or creates) the database and registers the methods.
     public init(context: ServiceContext<SchedulerConfiguration>) throws {
@@ -59,6 +65,7 @@ public final class SchedulerService: StudyBusService {
         let database = owner.database
         try SchedulerDatabase.prepare(database, logger: logger)
         clock = configuration.clock
+        syncFutureSkew = configuration.syncFutureSkew
         studyTally = StudyTally()
         writer = GroupCommit(database: database, accumulators: [studyTally])
         reminders = ReminderLoop(database: database, outbox: owner.outbox!, clock: clock, poll: configuration.reminderPoll, logger: logger)
@@ -71,6 +78,7 @@ public final class SchedulerService: StudyBusService {
         PlanMethods.register(handlers)
         HabitMethods.register(handlers)
         TestMethods.register(handlers)
+        SyncMethods.register(handlers)
     }
 
     /// The store consumer and the reminder loop run between the outbox and the host: at
@@ -98,6 +106,19 @@ public final class SchedulerService: StudyBusService {
     ) async throws -> Response {
         let response = try await write(context, request, body)
         reminders.invalidate()
+        return response
+    }
+
+    /// Like ``write(_:_:_:)`` for changes of habit data, made through ``HabitChanges`` as
+    /// `device` ("" for the API): after commit, wakes the outbox (their `habit.*` events) and the
+    /// reminder loop (tasks' reminder times, tests' due dates).
+    func writeHabits<Response: Codable & Sendable>(
+        _ context: RequestContext, _ request: some Encodable, device: String = "", _ body: @escaping @Sendable (HabitChanges) throws -> Response
+    ) async throws -> Response {
+        let response = try await writeAffectingReminders(context, request) { db, user, now in
+            try body(HabitChanges(db: db, user: user, now: now, device: device))
+        }
+        owner.outbox?.notifyCommitted()
         return response
     }
 

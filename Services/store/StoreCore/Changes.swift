@@ -3,24 +3,23 @@ import Contracts
 import Foundation
 import GRDB
 import Storage
+import SyncKit
 import Wire
 
 /// The writes of one transaction on behalf of one user. Every insert, update and delete of a
 /// record goes through here, so that each also (in the same transaction) records the change for
 /// `sync.pull`, leaves a tombstone when it deletes, and appends the record's event to the outbox.
 final class Changes {
-    let db: Database
-    let user: String
-    /// The transaction's time at store precision: `createdAt`/`updatedAt` of what it writes.
-    let now: Date
-    /// Who writes: "" for API calls, the device id for `sync.push`.
-    let device: String
+    /// The user, the transaction's time at store precision (`createdAt`/`updatedAt` of what it
+    /// writes), who writes ("" for API calls, the device id for `sync.push`), the change log.
+    let sync: SyncLog
+    var db: Database { sync.db }
+    var user: String { sync.user }
+    var now: Date { sync.now }
+    var device: String { sync.device }
 
     init(db: Database, user: String, now: Date, device: String = "") {
-        self.db = db
-        self.user = user
-        self.now = now.atStorePrecision
-        self.device = device
+        sync = SyncLog(db: db, user: user, now: now, device: device)
     }
 
     // MARK: Reading within the transaction
@@ -66,8 +65,8 @@ final class Changes {
             throw StoreError.alreadyExists(R.self, record.id)
         }
         if let kind = R.syncKind {
-            try db.cachedStatement(sql: "DELETE FROM tombstone WHERE user_id = ? AND kind = ? AND record_id = ?").execute(arguments: [user, kind, record.id])
-            try logChange(kind, record.id)
+            try sync.removeTombstone(kind.rawValue, record.id)
+            try sync.logChange(kind.rawValue, record.id)
         }
         if let topic = R.createdTopic { try Outbox.append(db, topic, record, user: user) }
     }
@@ -82,7 +81,7 @@ final class Changes {
                 card.id, user, card.front, card.back, card.kind, JSONValue.array(card.tags.map(JSONValue.string)).jsonText, card.setId,
                 card.materialId, card.chunkId, card.subjectId, card.createdAt.unixMilliseconds, card.updatedAt.unixMilliseconds, device,
             ])
-        try logChange(.flashcard, card.id)
+        try sync.logChange(SyncKind.flashcard.rawValue, card.id)
         try Outbox.append(db, Store.flashcardCreated, card, user: user)
     }
 
@@ -97,7 +96,7 @@ final class Changes {
         let sql = "UPDATE \(R.table) SET \(columns.map { "\($0) = ?" }.joined(separator: ", ")) WHERE user_id = ? AND id = ?"
         try db.cachedStatement(sql: sql).execute(arguments: StatementArguments(columns.map { values[$0]! } + [user, record.id]))
         guard db.changesCount == 1 else { throw StoreError.notFound(R.self, record.id) }
-        if let kind = R.syncKind { try logChange(kind, record.id) }
+        if let kind = R.syncKind { try sync.logChange(kind.rawValue, record.id) }
         if event, let topic = R.updatedTopic { try Outbox.append(db, topic, record, user: user) }
     }
 
@@ -127,11 +126,7 @@ final class Changes {
     /// Records a delete of a record that is not (or no longer) here, so that an older edit
     /// arriving later through sync cannot bring it back.
     func writeTombstone(_ kind: SyncKind, _ id: String, at: Date) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO tombstone (user_id, kind, record_id, deleted_at, device) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT (user_id, kind, record_id) DO UPDATE SET deleted_at = excluded.deleted_at, device = excluded.device
-            """).execute(arguments: [user, kind, id, at.unixMilliseconds, device])
-        try logChange(kind, id)
+        try sync.writeTombstone(kind.rawValue, id, at: at)
     }
 
     /// Sets a reference to nil on every record of the user that has it (`column = id`), as an
@@ -145,20 +140,6 @@ final class Changes {
     }
 
     /// The `updatedAt` of an API edit: now, or just after the stored version if a device's
-    /// clock put that in the future — an edit applied here must win over what it replaced. Never
-    /// past 9999-12-31T23:59:59.999Z, the last time the wire's dates carry (a record stamped
-    /// that late by a device, before `sync.push` bounded clocks, keeps that time).
-    func nextUpdate(after previous: Date) -> Date {
-        guard now <= previous else { return now }
-        return Date(unixMilliseconds: min(previous.unixMilliseconds + 1, Self.latestWireMilliseconds))
-    }
-
-    /// 9999-12-31T23:59:59.999Z in Unix milliseconds.
-    static let latestWireMilliseconds: Int64 = 253_402_300_799_999
-
-    /// Moves the record to the end of the user's change log (`sync.pull`).
-    private func logChange(_ kind: SyncKind, _ id: String) throws {
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO sync_change (user_id, kind, record_id) VALUES (?, ?, ?)")
-            .execute(arguments: [user, kind, id])
-    }
+    /// clock put that in the future (``SyncVersion/apiUpdate(now:after:)``).
+    func nextUpdate(after previous: Date) -> Date { sync.nextUpdate(after: previous) }
 }

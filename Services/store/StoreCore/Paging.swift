@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Storage
 import Wire
 
 /// The requests of list methods: a page size and where the previous page ended.
@@ -83,49 +84,5 @@ struct ListQuery: Sendable {
         guard rows.count > limit, let last = rows.prefix(limit).last else { return RecordPage(items: items) }
         let lastKeys = keys.indices.map { last["_key\($0)"] as DatabaseValue }
         return RecordPage(items: items, nextCursor: PageCursor.encode(list: R.table, keys: lastKeys))
-    }
-}
-
-/// Opaque page cursors: base64url of `{"l": list, "k": [sort keys of the last row]}`.
-enum PageCursor {
-    static let invalid = Field.invalid("cursor", "is not a cursor this list returned")
-
-    static func encode(list: String, keys: [DatabaseValue]) -> String {
-        let values: [JSONValue] = keys.map { value in
-            switch value.storage {
-            case .int64(let number): .int(number)
-            case .double(let number): .double(number)
-            case .string(let text): .string(text)
-            case .blob, .null: .null
-            }
-        }
-        return Base64URL.encode(Data(JSONValue.object(["l": .string(list), "k": .array(values)]).jsonText.utf8))
-    }
-
-    static func decode(_ cursor: String, list: String, keyCount: Int) throws(BusError) -> [DatabaseValue] {
-        guard cursor.utf8.count <= StoreLimits.cursorLength, let data = Base64URL.decode(cursor),
-              let object = try? JSONValue.parse(data).objectValue,
-              object["l"]?.stringValue == list, let keys = object["k"]?.arrayValue, keys.count == keyCount
-        else { throw invalid }
-        return keys.map { key in
-            if let number = key.intValue { return number.databaseValue }
-            if let number = key.doubleValue { return number.databaseValue }
-            if let text = key.stringValue { return text.databaseValue }
-            return .null
-        }
-    }
-}
-
-/// URL-safe base64 without padding, for cursors.
-enum Base64URL {
-    static func encode(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func decode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }

@@ -1,5 +1,6 @@
 import GRDB
 import Storage
+import SyncKit
 
 /// The store's database schema as named migrations. Released migrations are never edited; a
 /// change is a new migration (columns added with defaults so old rows keep loading).
@@ -277,24 +278,6 @@ public enum StoreSchema {
         // `device`: who wrote the row's current version ("" = the API), the last-write-wins tie-break.
         let devices = syncedTables.map { "ALTER TABLE \($0.table) ADD COLUMN device TEXT NOT NULL DEFAULT '';" }
         // Existing rows become changes a first pull returns, oldest first.
-        let existing = syncedTables.map { "SELECT user_id, '\($0.kind)' AS kind, id, updated_at FROM \($0.table)" }
-        return devices.joined(separator: "\n") + """
-
-            -- One row per changed record; a new change of the same record moves it to a new seq.
-            CREATE TABLE sync_change (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                user_id TEXT NOT NULL, kind TEXT NOT NULL, record_id TEXT NOT NULL,
-                UNIQUE (user_id, kind, record_id)
-            );
-            CREATE INDEX sync_change_by_user ON sync_change (user_id, seq);
-            CREATE TABLE tombstone (
-                user_id TEXT NOT NULL, kind TEXT NOT NULL, record_id TEXT NOT NULL,
-                deleted_at INTEGER NOT NULL, device TEXT NOT NULL DEFAULT '',
-                PRIMARY KEY (user_id, kind, record_id)
-            ) WITHOUT ROWID;
-
-            INSERT INTO sync_change (user_id, kind, record_id)
-            SELECT user_id, kind, id FROM (\(existing.joined(separator: " UNION ALL "))) ORDER BY updated_at;
-            """
+        return devices.joined(separator: "\n") + "\n" + SyncLog.tables + "\n" + SyncLog.logExistingRows(of: syncedTables)
     }
 }

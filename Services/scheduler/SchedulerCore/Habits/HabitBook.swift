@@ -16,30 +16,31 @@ enum HabitBook {
 
     // MARK: Systems
 
-    static func createSystem(_ request: HabitSystemCreate, _ db: Database, user: String, now: Date) throws -> HabitSystem {
-        try UserSettings.ensure(db, user: user, now: now)
-        let (name, identity, category) = try systemFields(name: request.name, identity: request.identity, category: request.category)
-        let system = HabitSystem(
-            id: UUID().uuidString.lowercased(), userId: user, name: name, identity: identity, category: category, tasks: [], createdAt: now, updatedAt: now)
-        try db.execute(sql: """
-            INSERT INTO habit_system (id, user_id, name, identity, category, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [system.id, user, system.name, system.identity, system.category, now.unixMilliseconds, now.unixMilliseconds])
-        return system
+    static func createSystem(_ request: HabitSystemCreate, _ changes: HabitChanges) throws -> HabitSystem {
+        try UserSettings.ensure(changes.db, user: changes.user, now: changes.now)
+        let id = try changes.newID(.system, request.id)
+        try changes.insert(.system, id, try systemColumns(name: request.name, identity: request.identity, category: request.category))
+        return try systems(changes.db, user: changes.user, only: id)[0]
     }
 
     /// A system's checked editable fields.
-    private static func systemFields(name: String, identity: String?, category: String?) throws(BusError) -> (String, String?, String?) {
-        (try Field.text(name, "name", maximum: maximumNameLength, trimming: true),
-         try Field.optionalText(identity, "identity", maximum: maximumFieldLength, trimming: true),
-         try Field.optionalText(category, "category", maximum: maximumCategoryLength, trimming: true))
+    static func systemColumns(name: String, identity: String?, category: String?) throws(BusError) -> Columns {
+        [("name", try Field.text(name, "name", maximum: maximumNameLength, trimming: true)),
+         ("identity", try Field.optionalText(identity, "identity", maximum: maximumFieldLength, trimming: true)),
+         ("category", try Field.optionalText(category, "category", maximum: maximumCategoryLength, trimming: true))]
     }
 
-    static func updateSystem(_ request: HabitSystemUpdate, _ db: Database, user: String, now: Date) throws -> HabitSystem {
-        _ = try requireSystem(request.systemId, db, user: user)
-        let (name, identity, category) = try systemFields(name: request.name, identity: request.identity, category: request.category)
-        try db.execute(sql: "UPDATE habit_system SET name = ?, identity = ?, category = ?, updated_at = ? WHERE id = ? AND user_id = ?",
-                       arguments: [name, identity, category, now.unixMilliseconds, request.systemId, user])
-        return try systems(db, user: user, only: request.systemId)[0]
+    static func updateSystem(_ request: HabitSystemUpdate, _ changes: HabitChanges) throws -> HabitSystem {
+        let row = try requireSystem(request.systemId, changes.db, user: changes.user)
+        let id: String = row["id"]
+        try changes.update(.system, id, try systemColumns(name: request.name, identity: request.identity, category: request.category),
+                           at: changes.nextUpdate(after: Date(unixMilliseconds: row["updated_at"])))
+        return try systems(changes.db, user: changes.user, only: id)[0]
+    }
+
+    static func system(row: Row, tasks: [HabitTask]) -> HabitSystem {
+        HabitSystem(id: row["id"], userId: row["user_id"], name: row["name"], identity: row["identity"], category: row["category"],
+                    tasks: tasks, createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]))
     }
 
     static func systems(_ db: Database, user: String, only systemId: String? = nil) throws -> [HabitSystem] {
@@ -47,25 +48,20 @@ enum HabitBook {
             .map(task(row:)), by: \.systemId)
         return try Row.fetchAll(db, sql: "SELECT * FROM habit_system WHERE user_id = ? ORDER BY created_at, id", arguments: [user])
             .filter { systemId == nil || $0["id"] == systemId }
-            .map { row in
-                let id: String = row["id"]
-                return HabitSystem(id: id, userId: row["user_id"], name: row["name"], identity: row["identity"], category: row["category"],
-                                   tasks: tasks[id] ?? [], createdAt: Date(unixMilliseconds: row["created_at"]),
-                                   updatedAt: Date(unixMilliseconds: row["updated_at"]))
-            }
+            .map { row in system(row: row, tasks: tasks[row["id"]] ?? []) }
     }
 
     static func requireSystem(_ systemId: String, _ db: Database, user: String) throws -> Row {
-        let systemId = try IDField.check(systemId, "systemId")
+        let systemId = try HabitID.reference(systemId, "systemId")
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM habit_system WHERE id = ? AND user_id = ?", arguments: [systemId, user]) else {
             throw BusError.notFound("habit system \(systemId) not found")
         }
         return row
     }
 
-    static func deleteSystem(_ systemId: String, _ db: Database, user: String) throws {
-        _ = try requireSystem(systemId, db, user: user)
-        try db.execute(sql: "DELETE FROM habit_system WHERE id = ? AND user_id = ?", arguments: [systemId, user])
+    /// Deletes a system with its tasks, their check-ins and its tests with their entries.
+    static func deleteSystem(_ systemId: String, _ changes: HabitChanges) throws {
+        try changes.remove(.system, try requireSystem(systemId, changes.db, user: changes.user)["id"])
     }
 
     // MARK: Tasks
@@ -100,7 +96,7 @@ enum HabitBook {
     }
 
     static func requireTask(_ taskId: String, _ db: Database, user: String) throws -> HabitTask {
-        let taskId = try IDField.check(taskId, "taskId")
+        let taskId = try HabitID.reference(taskId, "taskId")
         guard let row = try Row.fetchOne(db, sql: "SELECT * FROM habit_task WHERE id = ? AND user_id = ?", arguments: [taskId, user]) else {
             throw BusError.notFound("habit task \(taskId) not found")
         }
@@ -108,9 +104,9 @@ enum HabitBook {
     }
 
     /// Validated editable fields of a task.
-    private static func fields(
+    static func taskColumns(
         name: String, description: String?, frequency: HabitFrequency, laws: FourLaws?, reminderTime: String?
-    ) throws -> [(String, (any DatabaseValueConvertible)?)] {
+    ) throws -> Columns {
         let laws = laws ?? FourLaws()
         return [
             ("name", try Field.text(name, "name", maximum: maximumNameLength, trimming: true)),
@@ -124,48 +120,61 @@ enum HabitBook {
         ]
     }
 
-    static func createTask(_ request: HabitTaskCreate, _ db: Database, user: String, now: Date) throws -> HabitTask {
-        _ = try requireSystem(request.systemId, db, user: user)
-        let id = UUID().uuidString.lowercased()
-        let values = try fields(
+    static func createTask(_ request: HabitTaskCreate, _ changes: HabitChanges) throws -> HabitTask {
+        let systemId: String = try requireSystem(request.systemId, changes.db, user: changes.user)["id"]
+        let columns = try taskColumns(
             name: request.name, description: request.description, frequency: request.frequency, laws: request.laws, reminderTime: request.reminderTime)
-        let columns = ["id", "user_id", "system_id"] + values.map(\.0) + ["created_at", "updated_at"]
-        let arguments: [(any DatabaseValueConvertible)?] = [id, user, request.systemId] + values.map(\.1) + [now.unixMilliseconds, now.unixMilliseconds]
-        try db.execute(sql: "INSERT INTO habit_task (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))",
-                       arguments: StatementArguments(arguments))
-        return try requireTask(id, db, user: user)
+        let id = try changes.newID(.task, request.id)
+        try changes.insert(.task, id, [("system_id", systemId)] + columns)
+        return try requireTask(id, changes.db, user: changes.user)
     }
 
-    static func updateTask(_ request: HabitTaskUpdate, _ db: Database, user: String, now: Date) throws -> HabitTask {
-        _ = try requireTask(request.taskId, db, user: user)
-        let values = try fields(
+    static func updateTask(_ request: HabitTaskUpdate, _ changes: HabitChanges) throws -> HabitTask {
+        let task = try requireTask(request.taskId, changes.db, user: changes.user)
+        let columns = try taskColumns(
             name: request.name, description: request.description, frequency: request.frequency, laws: request.laws, reminderTime: request.reminderTime)
-        try db.execute(sql: "UPDATE habit_task SET \(values.map { "\($0.0) = ?" }.joined(separator: ", ")), updated_at = ? WHERE id = ? AND user_id = ?",
-                       arguments: StatementArguments(values.map(\.1) + [now.unixMilliseconds, request.taskId, user]))
-        return try requireTask(request.taskId, db, user: user)
+        try changes.update(.task, task.id, columns, at: changes.nextUpdate(after: task.updatedAt))
+        return try requireTask(task.id, changes.db, user: changes.user)
     }
 
-    static func deleteTask(_ taskId: String, _ db: Database, user: String) throws {
-        _ = try requireTask(taskId, db, user: user)
-        try db.execute(sql: "DELETE FROM habit_task WHERE id = ? AND user_id = ?", arguments: [taskId, user])
+    /// Deletes a task with its check-ins.
+    static func deleteTask(_ taskId: String, _ changes: HabitChanges) throws {
+        try changes.remove(.task, try requireTask(taskId, changes.db, user: changes.user).id)
     }
 
     // MARK: Check-ins
 
-    static func checkIn(_ request: CheckInRequest, _ db: Database, user: String, now: Date) throws -> CheckInResult {
-        let task = try requireTask(request.taskId, db, user: user)
-        let zone = try UserSettings.load(db, user: user, now: now).zone
-        let today = zone.date(atMs: now.unixMilliseconds)
-        let date = try LocalDate(request.date, field: "date")
-        guard date <= today else { throw Field.invalid("date", "must not be after the user's today (\(today) in \(zone.identifier))") }
-        let note = try Field.optionalText(request.note, "note", maximum: 1000, trimming: true)
+    /// A check-in's local date: not after the user's today, or (for a device in another zone,
+    /// through sync) not more than `latest` days after it.
+    static func checkInDate(_ text: String, _ changes: HabitChanges, latest: Int = 0) throws -> String {
+        let zone = try UserSettings.load(changes.db, user: changes.user, now: changes.now).zone
+        let today = zone.date(atMs: changes.now.unixMilliseconds)
+        let date = try LocalDate(text, field: "date")
+        guard date <= today.adding(days: latest) else {
+            throw Field.invalid("date", "must not be after the user's today (\(today) in \(zone.identifier))")
+        }
+        return date.description
+    }
+
+    /// A check-in's or entry's note: up to 1000 characters, trimmed.
+    static func note(_ text: String?) throws(BusError) -> String? {
+        try Field.optionalText(text, "note", maximum: 1000, trimming: true)
+    }
+
+    static func checkIn(_ request: CheckInRequest, _ changes: HabitChanges) throws -> CheckInResult {
+        let db = changes.db
+        let task = try requireTask(request.taskId, db, user: changes.user)
+        let date = try checkInDate(request.date, changes)
+        let note = try note(request.note)
         // A repeat for the same day (another device) updates the note: last write wins.
-        try db.execute(sql: """
-            INSERT INTO check_in (id, user_id, task_id, date, note, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (task_id, date) DO UPDATE SET note = excluded.note, updated_at = excluded.updated_at
-            """, arguments: [UUID().uuidString.lowercased(), user, task.id, date.description, note, now.unixMilliseconds, now.unixMilliseconds])
-        let record = checkIn(row: try Row.fetchOne(db, sql: "SELECT * FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date.description])!)
-        let stats = try taskStats(task, db, zone: zone, today: today)
+        if let existing = try Row.fetchOne(db, sql: "SELECT id, updated_at FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date]) {
+            try changes.update(.checkin, existing["id"], [("note", note)], at: changes.nextUpdate(after: Date(unixMilliseconds: existing["updated_at"])))
+        } else {
+            try changes.insert(.checkin, try changes.newID(.checkin, request.id), [("task_id", task.id), ("date", date), ("note", note)])
+        }
+        let record = checkIn(row: try Row.fetchOne(db, sql: "SELECT * FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date])!)
+        let zone = try UserSettings.load(db, user: changes.user, now: changes.now).zone
+        let stats = try taskStats(task, db, zone: zone, today: zone.date(atMs: changes.now.unixMilliseconds))
         let identity: String? = try String.fetchOne(db, sql: "SELECT identity FROM habit_system WHERE id = ?", arguments: [task.systemId])
         return CheckInResult(checkIn: record, stats: stats, message: Messages.checkIn(taskName: task.name, streak: stats.currentStreak, identity: identity))
     }
@@ -175,13 +184,14 @@ enum HabitBook {
                 createdAt: Date(unixMilliseconds: row["created_at"]), updatedAt: Date(unixMilliseconds: row["updated_at"]))
     }
 
-    static func undo(_ request: CheckInUndoRequest, _ db: Database, user: String, now: Date) throws -> HabitTaskStats {
-        let task = try requireTask(request.taskId, db, user: user)
+    static func undo(_ request: CheckInUndoRequest, _ changes: HabitChanges) throws -> HabitTaskStats {
+        let task = try requireTask(request.taskId, changes.db, user: changes.user)
         let date = try LocalDate(request.date, field: "date")
-        try db.execute(sql: "DELETE FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date.description])
-        guard db.changesCount > 0 else { throw BusError.notFound("task \(task.id) has no check-in on \(date)") }
-        let zone = try UserSettings.load(db, user: user, now: now).zone
-        return try taskStats(task, db, zone: zone, today: zone.date(atMs: now.unixMilliseconds))
+        guard let id = try String.fetchOne(changes.db, sql: "SELECT id FROM check_in WHERE task_id = ? AND date = ?", arguments: [task.id, date.description])
+        else { throw BusError.notFound("task \(task.id) has no check-in on \(date)") }
+        try changes.remove(.checkin, id)
+        let zone = try UserSettings.load(changes.db, user: changes.user, now: changes.now).zone
+        return try taskStats(task, changes.db, zone: zone, today: zone.date(atMs: changes.now.unixMilliseconds))
     }
 
     // MARK: History
@@ -277,13 +287,13 @@ enum HabitBook {
     }
 
     static func stats(_ request: HabitStatsRequest, _ db: Database, user: String, now: Date) throws -> HabitStats {
-        if let systemId = request.systemId { _ = try requireSystem(systemId, db, user: user) }
+        let systemId = try request.systemId.map { id in try requireSystem(id, db, user: user)["id"] as String }
         let zone = try UserSettings.load(db, user: user, now: now).zone
         let today = zone.date(atMs: now.unixMilliseconds)
         func sum(_ rates: [CompletionRate]) -> CompletionRate {
             CompletionRate(scheduled: rates.reduce(0) { $0 + $1.scheduled }, completed: rates.reduce(0) { $0 + $1.completed })
         }
-        let systems = try systems(db, user: user, only: request.systemId).map { system in
+        let systems = try systems(db, user: user, only: systemId).map { system in
             let tasks = try system.tasks.map { try taskStats($0, db, zone: zone, today: today) }
             return HabitSystemStats(systemId: system.id, name: system.name, today: sum(tasks.map(\.today)),
                                     last7Days: sum(tasks.map(\.last7Days)), last30Days: sum(tasks.map(\.last30Days)), tasks: tasks)

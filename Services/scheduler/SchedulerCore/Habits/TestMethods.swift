@@ -2,20 +2,21 @@ import Bus
 import Contracts
 import Wire
 
-/// The `tests.*` methods (performance tests), mapped to ``TestBook``.
+/// The `tests.*` methods (performance tests), mapped to ``TestBook``. Every write goes through
+/// ``HabitChanges`` (change log, tombstones, `habit.*` events).
 enum TestMethods {
     static func register(_ handlers: Handlers<SchedulerService>) {
         handlers.handle(Scheduler.createTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.create(request, db, user: user, now: now) }
+            try await scheduler.writeHabits(context, request) { changes in try TestBook.create(request, changes) }
         }
         handlers.handle(Scheduler.recordTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.record(request, db, user: user, now: now) }
+            try await scheduler.writeHabits(context, request) { changes in try TestBook.record(request, changes) }
         }
         handlers.handle(Scheduler.updateTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.update(request, db, user: user, now: now) }
+            try await scheduler.writeHabits(context, request) { changes in try TestBook.update(request, changes) }
         }
         handlers.handle(Scheduler.deleteTestEntry) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context, request) { db, user, now in try TestBook.deleteEntry(request, db, user: user, now: now) }
+            try await scheduler.writeHabits(context, request) { changes in try TestBook.deleteEntry(request, changes) }
         }
         handlers.handle(Scheduler.listTests) { scheduler, _, context in
             try await scheduler.read(context) { db, user, _ in PerformanceTestList(tests: try TestBook.list(db, user: user)) }
@@ -24,8 +25,8 @@ enum TestMethods {
             try await scheduler.read(context) { db, user, now in PerformanceTestList(tests: try TestBook.due(db, user: user, now: now)) }
         }
         handlers.handle(Scheduler.deleteTest) { scheduler, request, context in
-            try await scheduler.writeAffectingReminders(context, request) { db, user, _ in
-                try TestBook.delete(request.testId, db, user: user)
+            try await scheduler.writeHabits(context, request) { changes in
+                try TestBook.delete(request.testId, changes)
                 return Empty()
             }
         }
