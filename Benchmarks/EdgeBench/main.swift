@@ -4,8 +4,9 @@
 // (keep-alive connections), each with the same number of calls in flight. Prints `name value
 // unit` lines:
 //
-//   bus_rps, bus_p50_us, bus_p99_us        direct bus calls
-//   edge_rps, edge_p50_us, edge_p99_us     the same calls through the edge (wrk)
+//   bus_rps, bus_p50_us, bus_p99_us        direct bus calls: rps with EDGE_BENCH_CONNECTIONS in
+//                                          flight, latency one call at a time
+//   edge_rps, edge_p50_us, edge_p99_us     the same calls through the edge (wrk), measured alike
 //   edge_rps_ratio                         edge_rps / bus_rps               (target >= 0.5)
 //   edge_added_p50_us                      edge_p50_us - bus_p50_us         (target <= 200)
 //   edge_sse_streams                       idle /v1/events streams held open
@@ -14,7 +15,8 @@
 //
 // EDGE_BENCH_SECONDS (default 10) is each phase's length, EDGE_BENCH_CONNECTIONS (default 16)
 // the calls in flight, EDGE_BENCH_SSE (default 10,000) the idle streams, opened by
-// `SSE_IDLE_CLIENT` (bench/sse-idle.py), another process, so that only the edge's side counts.
+// `SSE_IDLE_CLIENT` (bench/sse-idle.py), another process, so that only the edge's side counts;
+// EDGE_BENCH_HOLD_PATH=/healthz holds plain keep-alive connections instead, for comparison.
 import BrokerCore
 import Bus
 import Contracts
@@ -72,33 +74,33 @@ func percentile(_ sorted: [Int], _ p: Double) -> Int {
     sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
 }
 
-// Direct: `connections` tasks, each one call at a time, for `seconds`.
-let clock = ContinuousClock()
-let end = clock.now + .seconds(seconds)
-let latencies = await withTaskGroup(of: [Int].self) { group in
-    for _ in 0..<connections {
-        group.addTask {
-            var mine: [Int] = []
-            while clock.now < end {
-                let started = clock.now
-                _ = try? await client.call(Store.listSubjects, SubjectList(), options: options)
-                let elapsed = clock.now - started
-                mine.append(Int(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000))
+/// Direct: `concurrency` tasks, each one call at a time, for `seconds`; calls per second and
+/// the sorted latencies in microseconds.
+func busPhase(concurrency: Int) async -> (rps: Double, latencies: [Int]) {
+    let clock = ContinuousClock()
+    let end = clock.now + .seconds(seconds)
+    let latencies = await withTaskGroup(of: [Int].self) { group in
+        for _ in 0..<concurrency {
+            group.addTask {
+                var mine: [Int] = []
+                while clock.now < end {
+                    let started = clock.now
+                    _ = try? await client.call(Store.listSubjects, SubjectList(), options: options)
+                    let elapsed = clock.now - started
+                    mine.append(Int(elapsed.components.seconds * 1_000_000 + elapsed.components.attoseconds / 1_000_000_000_000))
+                }
+                return mine
             }
-            return mine
         }
+        var all: [Int] = []
+        for await mine in group { all += mine }
+        return all.sorted()
     }
-    var all: [Int] = []
-    for await mine in group { all += mine }
-    return all.sorted()
+    return (Double(latencies.count) / Double(seconds), latencies)
 }
-let busRPS = Double(latencies.count) / Double(seconds)
-print("bus_rps \(Int(busRPS)) rps")
-print("bus_p50_us \(percentile(latencies, 0.5)) us")
-print("bus_p99_us \(percentile(latencies, 0.99)) us")
 
-// Through the edge: wrk with `connections` keep-alive connections; its Lua `done` prints the
-// figures in microseconds.
+// Through the edge: wrk with keep-alive connections; its Lua `done` prints the figures in
+// microseconds.
 let token = try await TokenIssuer.issue(user: "bench", lifetime: 3600, settings: TokenSettings(hmacSecret: secret))
 let script = directory.appending(path: "edge.lua")
 try """
@@ -111,26 +113,41 @@ try """
         latency:percentile(50), latency:percentile(99), summary.errors.status + summary.errors.connect + summary.errors.read + summary.errors.timeout))
     end
     """.write(to: script, atomically: true, encoding: .utf8)
-let wrk = Process()
-wrk.executableURL = URL(fileURLWithPath: environment["WRK"] ?? "/usr/bin/wrk")
-wrk.arguments = ["-t", "2", "-c", String(connections), "-d", "\(seconds)s", "-s", script.path, "http://127.0.0.1:\(edge.boundPort!)/v1/store/subjects.list"]
-let pipe = Pipe()
-wrk.standardOutput = pipe
-try wrk.run()
-let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-wrk.waitUntilExit()
-guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("WRK ") }) else {
-    FileHandle.standardError.write(Data("wrk printed no figures:\n\(output)\n".utf8))
-    exit(1)
+
+/// wrk with `connections` connections for `seconds`: requests per second, p50, p99 (µs), errors.
+func edgePhase(connections: Int) throws -> (rps: Double, p50: Int, p99: Int, errors: Int) {
+    let wrk = Process()
+    wrk.executableURL = URL(fileURLWithPath: environment["WRK"] ?? "/usr/bin/wrk")
+    wrk.arguments = ["-t", String(min(2, connections)), "-c", String(connections), "-d", "\(seconds)s", "-s", script.path,
+                     "http://127.0.0.1:\(edge.boundPort!)/v1/store/subjects.list"]
+    let pipe = Pipe()
+    wrk.standardOutput = pipe
+    try wrk.run()
+    let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    wrk.waitUntilExit()
+    guard let line = output.split(separator: "\n").first(where: { $0.hasPrefix("WRK ") }) else {
+        FileHandle.standardError.write(Data("wrk printed no figures:\n\(output)\n".utf8))
+        exit(1)
+    }
+    let figures = line.split(separator: " ").dropFirst().compactMap { Int($0) }
+    return (Double(figures[0]) / (Double(figures[1]) / 1_000_000), figures[2], figures[3], figures[4])
 }
-let figures = line.split(separator: " ").dropFirst().compactMap { Int($0) }
-let edgeRPS = Double(figures[0]) / (Double(figures[1]) / 1_000_000)
-print("edge_rps \(Int(edgeRPS)) rps")
-print("edge_p50_us \(figures[2]) us")
-print("edge_p99_us \(figures[3]) us")
-print("edge_errors \(figures[4]) requests")
-print("edge_rps_ratio \(String(format: "%.2f", busRPS > 0 ? edgeRPS / busRPS : 0)) x")
-print("edge_added_p50_us \(figures[2] - percentile(latencies, 0.5)) us")
+
+// Throughput with `connections` calls in flight both ways; latency one call at a time, where
+// what the edge adds is not hidden in queueing.
+let busLoaded = await busPhase(concurrency: connections)
+let edgeLoaded = try edgePhase(connections: connections)
+let busSingle = await busPhase(concurrency: 1)
+let edgeSingle = try edgePhase(connections: 1)
+print("bus_rps \(Int(busLoaded.rps)) rps")
+print("bus_p50_us \(percentile(busSingle.latencies, 0.5)) us")
+print("bus_p99_us \(percentile(busSingle.latencies, 0.99)) us")
+print("edge_rps \(Int(edgeLoaded.rps)) rps")
+print("edge_p50_us \(edgeSingle.p50) us")
+print("edge_p99_us \(edgeSingle.p99) us")
+print("edge_errors \(edgeLoaded.errors + edgeSingle.errors) requests")
+print("edge_rps_ratio \(String(format: "%.2f", busLoaded.rps > 0 ? edgeLoaded.rps / busLoaded.rps : 0)) x")
+print("edge_added_p50_us \(edgeSingle.p50 - percentile(busSingle.latencies, 0.5)) us")
 
 // Idle streams: held open by another process; this one's RSS before and with them.
 if idleStreams > 0, let client = environment["SSE_IDLE_CLIENT"] {
@@ -146,10 +163,29 @@ if idleStreams > 0, let client = environment["SSE_IDLE_CLIENT"] {
     }
     let tokensFile = directory.appending(path: "tokens")
     try tokens.joined(separator: "\n").write(to: tokensFile, atomically: true, encoding: .utf8)
+    // EDGE_BENCH_HOLD_PATH=/healthz holds plain keep-alive connections instead (one request
+    // each, then idle): what a connection costs the edge without a stream.
+    let path = environment["EDGE_BENCH_HOLD_PATH"] ?? "/v1/events"
+    let streams = try await holdConnections(client: client, tokensFile: tokensFile, path: path)
+    if path != "/v1/events" {
+        print("edge_idle_connections \(streams.opened) connections")
+        print("edge_idle_connection_kb \(String(format: "%.1f", streams.addedMB * 1024 / Double(max(streams.opened, 1)))) KB")
+        exit(0)
+    }
+    print("edge_sse_streams \(streams.opened) streams")
+    print("edge_sse_failed \(idleStreams - streams.opened) streams")
+    print("edge_sse_rss_mb \(String(format: "%.1f", streams.rssMB)) MB")
+    print("edge_sse_added_mb \(String(format: "%.1f", streams.addedMB)) MB")
+    print("edge_sse_kb_per_stream \(String(format: "%.1f", streams.addedMB * 1024 / Double(max(streams.opened, 1)))) KB")
+}
+
+/// Has `client` (bench/sse-idle.py) open `idleStreams` connections to `path` and hold them; this
+/// process's RSS with them open and what they added, and how many opened.
+func holdConnections(client: String, tokensFile: URL, path: String) async throws -> (opened: Int, rssMB: Double, addedMB: Double) {
     let before = residentMegabytes()
     let holder = Process()
     holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    holder.arguments = ["python3", client, "127.0.0.1", String(edge.boundPort!), tokensFile.path, String(idleStreams)]
+    holder.arguments = ["python3", client, "127.0.0.1", String(edge.boundPort!), tokensFile.path, String(idleStreams), path]
     let output = Pipe(), input = Pipe()
     holder.standardOutput = output
     holder.standardInput = input
@@ -160,19 +196,15 @@ if idleStreams > 0, let client = environment["SSE_IDLE_CLIENT"] {
     }
     let counts = line.split(separator: " ").dropFirst().compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
     guard counts.count == 2 else {
-        FileHandle.standardError.write(Data("the SSE client printed no counts: \(line)\n".utf8))
+        FileHandle.standardError.write(Data("the connection holder printed no counts: \(line)\n".utf8))
         exit(1)
     }
     // Let the streams' first replays settle before reading the figure.
     try await Task.sleep(for: .seconds(2))
     let with = residentMegabytes()
-    print("edge_sse_streams \(edge.hub.listenerCount) streams")
-    print("edge_sse_failed \(counts[1]) streams")
-    print("edge_sse_rss_mb \(String(format: "%.1f", with)) MB")
-    print("edge_sse_added_mb \(String(format: "%.1f", with - before)) MB")
-    if counts[0] > 0 { print("edge_sse_kb_per_stream \(String(format: "%.1f", (with - before) * 1024 / Double(counts[0]))) KB") }
     try input.fileHandleForWriting.close()
     holder.waitUntilExit()
+    return (counts[0], with, with - before)
 }
 
 /// This process's resident set, in MB (`VmRSS` of /proc/self/status).

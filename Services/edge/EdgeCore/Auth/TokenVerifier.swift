@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Synchronization
 import JWTKit
 import Wire
 
@@ -46,6 +47,8 @@ public struct TokenVerifier: Sendable {
     /// is not async, so they are built by a task started here and awaited by ``ready()``
     /// before the server listens.
     private let keys: Task<Keys, any Error>
+    /// Tokens already verified, so that a token's signature is checked once, not per request.
+    private let verified = VerifiedTokens(capacity: 10_000)
     /// The JWKS keys' types by `kid`, to refuse an RS256 token naming an EC key and the like.
     private let jwksKeyTypes: [String: JWK.KeyType]
 
@@ -99,6 +102,12 @@ public struct TokenVerifier: Sendable {
             throw TokenRefusal(error: "invalid_request", description: "the Authorization header must be 'Bearer <token>'")
         }
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        // An app sends the same token with every request until it expires: its signature and
+        // fixed claims are checked once, its times on every use.
+        if let known = verified.claims(of: token) {
+            try check(known, now: now)
+            return Self.busUser(subject: known.sub.value)
+        }
         let header = try Self.header(of: token)
         guard let loaded = try? await keys.value else { throw .token("the edge has no usable keys") }
         let collection = try collection(for: header, in: loaded)
@@ -109,6 +118,7 @@ public struct TokenVerifier: Sendable {
             throw .token("the token's signature or claims are not valid")
         }
         try check(claims, now: now)
+        verified.remember(claims, of: token)
         return Self.busUser(subject: claims.sub.value)
     }
 
@@ -158,5 +168,27 @@ public struct TokenVerifier: Sendable {
     public static func busUser(subject: String) -> String {
         if (try? RequestHeader.checkUser(subject)) != nil { return subject }
         return "sub:" + SHA256.hash(data: Array(subject.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}
+
+/// Tokens whose signature and claims held, with their claims: at most `capacity`, the whole
+/// set forgotten when it is full (a token is then verified again on its next use).
+final class VerifiedTokens: Sendable {
+    private let capacity: Int
+    private let claims = Mutex<[String: EdgeClaims]>([:])
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func claims(of token: String) -> EdgeClaims? {
+        claims.withLock { $0[token] }
+    }
+
+    func remember(_ verified: EdgeClaims, of token: String) {
+        claims.withLock { claims in
+            if claims.count >= capacity { claims.removeAll(keepingCapacity: true) }
+            claims[token] = verified
+        }
     }
 }

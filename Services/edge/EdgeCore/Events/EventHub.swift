@@ -10,9 +10,11 @@ import Wire
 enum HubMessage: Sendable {
     /// A live event of the stream's user.
     case event(BusEvent)
-    /// The hub missed events of `source` (a `seq` gap, or this stream's buffer overflowed):
-    /// read them back through `_events.replay`.
+    /// The hub missed events of `source` (a `seq` gap): read them back through `_events.replay`.
     case resync(source: String)
+    /// The stream's buffer was full and lost its oldest messages, of any source: read every
+    /// source back.
+    case overflowed
     /// Time to write a comment, so that proxies keep the connection and a gone client is noticed.
     case keepAlive
     /// The bus call a streamed answer belongs to has its reply.
@@ -20,7 +22,7 @@ enum HubMessage: Sendable {
 }
 
 /// A stream's place at the hub: the messages for it, and the way to add its own
-/// (``HubMessage/keepAlive``, ``HubMessage/replied(_:)``) or to end it.
+/// (``HubMessage/replied(_:)``) or to end it.
 struct HubListener {
     let messages: AsyncStream<HubMessage>
     let continuation: AsyncStream<HubMessage>.Continuation
@@ -65,11 +67,22 @@ public final class EventHub: Service, Sendable {
     /// start: what the broker lets an edge key subscribe to (docs/wire-protocol.md, Addition 12).
     static let topics = Catalog.contracts.flatMap { $0.topics.map { String($0.name.prefix { $0 != "<" }) } }
 
-    /// Subscribes until graceful shutdown, then ends every stream.
+    /// How often every stream is told to write a comment (``HubMessage/keepAlive``), so that
+    /// proxies keep an idle connection and a gone client is noticed.
+    static let keepAliveInterval: Duration = .seconds(15)
+
+    /// Subscribes until graceful shutdown, then ends every stream. One ticker tells every stream
+    /// when to write its keep-alive comment: a timer per stream would cost each idle stream a task.
     public func run() async throws {
         let subscription = try bus.subscribe(Self.topics)
         await cancelWhenGracefulShutdown {
-            for await event in subscription { self.deliver(event) }
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while (try? await Task.sleep(for: Self.keepAliveInterval)) != nil { self.broadcast(.keepAlive) }
+                }
+                for await event in subscription { self.deliver(event) }
+                group.cancelAll()
+            }
         }
         let all = listeners.withLock { listeners in
             defer { listeners = Listeners() }
@@ -115,6 +128,17 @@ public final class EventHub: Service, Sendable {
     /// How many streams listen (for tests, logs and the benchmark).
     public var listenerCount: Int { listeners.withLock { $0.count } }
 
+    private func broadcast(_ message: HubMessage) {
+        let all = listeners.withLock { $0.byUser.values.flatMap(\.values) }
+        for continuation in all { Self.offer(message, to: continuation) }
+    }
+
+    /// Yields `message`. A full stream drops its oldest message for it, so the stream is told
+    /// to read every source back (which may drop one more; the notice covers that too).
+    private static func offer(_ message: HubMessage, to continuation: AsyncStream<HubMessage>.Continuation) {
+        if case .dropped = continuation.yield(message) { continuation.yield(.overflowed) }
+    }
+
     private func deliver(_ event: BusEvent) {
         let source = event.header.source
         let user = event.header.user
@@ -128,13 +152,10 @@ public final class EventHub: Service, Sendable {
         }
         for target in targets {
             if event.gap != nil {
-                target.continuation.yield(.resync(source: source))
+                Self.offer(.resync(source: source), to: target.continuation)
                 if user != target.user { continue }
             }
-            if case .dropped = target.continuation.yield(.event(event)) {
-                // The stream holds the newest; what it lost comes back by replay.
-                target.continuation.yield(.resync(source: source))
-            }
+            Self.offer(.event(event), to: target.continuation)
         }
     }
 }

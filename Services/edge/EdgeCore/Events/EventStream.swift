@@ -58,7 +58,6 @@ struct EventStream {
     /// Sources whose stored events after the cursor have all been sent.
     private var caughtUp: Set<String> = []
 
-    static let keepAliveInterval: Duration = .seconds(15)
     static let replayPage = 500
 
     init(bus: Bus, listener: HubListener, user: String, logger: Logger, sources: Set<String>, cursor: EventCursor) {
@@ -72,17 +71,7 @@ struct EventStream {
 
     /// Writes events until the client goes away (a write fails) or the edge stops.
     mutating func run(_ writer: inout any ResponseBodyWriter) async throws {
-        let continuation = listener.continuation
-        let keepAlive = Task {
-            while !Task.isCancelled {
-                try? await Task.sleep(for: Self.keepAliveInterval)
-                continuation.yield(.keepAlive)
-            }
-        }
-        defer {
-            keepAlive.cancel()
-            continuation.finish()
-        }
+        defer { listener.continuation.finish() }
         try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
         for source in sources.sorted() { try await catchUp(source, &writer) }
         for await message in listener.messages {
@@ -92,6 +81,9 @@ struct EventStream {
             case .resync(let source) where sources.contains(source):
                 caughtUp.remove(source)
                 try await catchUp(source, &writer)
+            case .overflowed:
+                caughtUp.removeAll()
+                for source in sources.sorted() { try await catchUp(source, &writer) }
             case .resync, .replied:
                 break
             case .event(let event):
