@@ -34,6 +34,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.2"),
+        // Traces: spans through the swift-distributed-tracing API (docs/operations.md, "Tracing").
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -43,6 +45,13 @@ let package = Package(
         // Shared libraries. Wire is the protocol without a transport (status codes, headers,
         // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
         .target(name: "Wire", path: "Shared/Wire"),
+        // Spans for calls, requests and events, parented by the W3C traceparent Wire carries;
+        // the swift-distributed-tracing API only, no exporter (ServiceKit bootstraps one).
+        .target(
+            name: "Traces",
+            dependencies: ["Wire", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            path: "Shared/Traces"
+        ),
         // Threads of our own, named for `top -H`, and blocking work kept off the cooperative pool.
         .target(name: "CThreads", path: "Shared/CThreads"),
         .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
@@ -52,10 +61,11 @@ let package = Package(
         .target(
             name: "Bus",
             dependencies: [
-                "CBuildInfo", "Threads", "Wire", "ZMQ",
+                "CBuildInfo", "Threads", "Traces", "Wire", "ZMQ",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Shared/Bus"
         ),
@@ -63,7 +73,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus", "Storage", "Threads", "Wire",
+                "Bus", "Storage", "Threads", "Traces", "Wire",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -72,6 +82,7 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Shared/ServiceKit"
@@ -80,11 +91,12 @@ let package = Package(
         .target(
             name: "Storage",
             dependencies: [
-                "Threads", "Wire",
+                "Threads", "Traces", "Wire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Shared/Storage"
         ),
