@@ -34,6 +34,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.2"),
+        // Traces: spans through the swift-distributed-tracing API (all that the bus, storage and
+        // services link), exported over OTLP by swift-otel only when an endpoint is set
+        // (docs/operations.md, "Tracing"). swift-otel's traits choose its exporters: OTLPHTTP
+        // alone (HTTP/1.1 with protobuf or JSON bodies, through async-http-client, on the
+        // SwiftNIO and swift-nio-ssl we build anyway). Its default adds OTLPGRPC, which would
+        // build grpc-swift-2, its NIO HTTP/2 transport and their protobuf glue as well: minutes
+        // of every clean build for a second wire format that collectors, Jaeger and Tempo all
+        // accept over HTTP too.
+        .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
+        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
     ],
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
@@ -43,6 +53,13 @@ let package = Package(
         // Shared libraries. Wire is the protocol without a transport (status codes, headers,
         // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
         .target(name: "Wire", path: "Shared/Wire"),
+        // Spans for calls, requests and events, parented by the W3C traceparent Wire carries;
+        // the swift-distributed-tracing API only, no exporter (ServiceKit bootstraps one).
+        .target(
+            name: "Traces",
+            dependencies: ["Wire", .product(name: "Tracing", package: "swift-distributed-tracing")],
+            path: "Shared/Traces"
+        ),
         // Threads of our own, named for `top -H`, and blocking work kept off the cooperative pool.
         .target(name: "CThreads", path: "Shared/CThreads"),
         .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
@@ -52,10 +69,11 @@ let package = Package(
         .target(
             name: "Bus",
             dependencies: [
-                "CBuildInfo", "Threads", "Wire", "ZMQ",
+                "CBuildInfo", "Threads", "Traces", "Wire", "ZMQ",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Shared/Bus"
         ),
@@ -63,15 +81,17 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus", "Storage", "Threads", "Wire",
+                "Bus", "Storage", "Threads", "Traces", "Wire",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OTel", package: "swift-otel"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             path: "Shared/ServiceKit"
@@ -80,11 +100,12 @@ let package = Package(
         .target(
             name: "Storage",
             dependencies: [
-                "Threads", "Wire",
+                "Threads", "Traces", "Wire",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             path: "Shared/Storage"
         ),
@@ -260,7 +281,7 @@ let package = Package(
             ],
             path: "Tests/Support"
         ),
-        .testTarget(name: "BusTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
+        .testTarget(name: "BusTests", dependencies: ["Bus", "Threads", "Traces", "Wire", "Contracts", "ServiceKit", "BrokerCore", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")], path: "Tests/BusTests", exclude: ["interop.py"]),
         .testTarget(name: "BrokerTests", dependencies: ["BrokerCore", "Bus", "Threads", "Wire", "ZMQ", "ServiceKit", "TestSupport"], path: "Tests/BrokerTests"),
         .testTarget(name: "BusCtlTests", dependencies: ["BusCtlCore", "Bus", "Threads", "Wire", "TestSupport"], path: "Tests/BusCtlTests"),
         .testTarget(

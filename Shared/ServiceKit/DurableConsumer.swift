@@ -6,6 +6,8 @@ import Logging
 import ServiceLifecycle
 import Storage
 import Synchronization
+import Traces
+import Tracing
 import Wire
 
 /// Consumes other services' durable event streams so that every event is applied exactly once,
@@ -18,6 +20,10 @@ import Wire
 /// catch-up through the producer's `_events.replay`. Duplicates (`seq` at or below the cursor)
 /// are skipped. A handler that keeps failing for one event (3 tries) parks it in
 /// `bus_dead_letter` with the error, so one bad event cannot block the stream.
+///
+/// While the process traces (``Spans``), applying an event is a consumer span `process TOPIC`,
+/// a child of the event's `traceparent` (its producer span), with an error status if the event
+/// ends in `bus_dead_letter`; what the handler writes to an outbox is the span's child.
 ///
 /// ```swift
 /// var routes = EventRoutes()
@@ -252,19 +258,43 @@ public final class DurableConsumer: Service, Sendable {
     /// Runs the handler and stores the cursor in one transaction (three tries); an event that
     /// keeps failing is parked in `bus_dead_letter`. Returns whether the cursor moved past it.
     private func settle(_ stored: StoredEvent, _ apply: EventRoutes.Apply) async -> Bool {
+        let parent = TraceParent.valid(stored.header.meta[TraceParent.key])
+        guard Spans.isEnabled else { return await settle(stored, apply, traceparent: parent).settled }
+        let span = Spans.start("process \(stored.topic)", kind: .consumer, parent: parent)
+        span.attributes["messaging.system"] = "studybus"
+        span.attributes["messaging.operation.type"] = "process"
+        span.attributes["messaging.destination.name"] = stored.topic
+        span.attributes["messaging.message.id"] = stored.header.id
+        span.attributes["messaging.consumer.group.name"] = name
+        span.attributes["studybus.event.source"] = stored.header.source
+        span.attributes["studybus.event.seq"] = stored.header.seq
+        let outcome = await InstrumentationContext.$current.withValue(span.context) {
+            await settle(stored, apply, traceparent: Spans.traceparent(of: span) ?? parent)
+        }
+        span.attributes["studybus.event.attempts"] = outcome.attempts
+        if !outcome.applied {
+            span.setStatus(SpanStatus(code: .error, message: outcome.settled ? "parked in bus_dead_letter" : "not settled; retried on the next catch-up"))
+        }
+        span.end()
+        return outcome.settled
+    }
+
+    /// ``settle(_:_:)`` with the `traceparent` the handler's writes carry; says whether the
+    /// handler applied the event, in how many attempts, and whether the cursor moved past it.
+    private func settle(_ stored: StoredEvent, _ apply: EventRoutes.Apply, traceparent: String?) async -> (settled: Bool, applied: Bool, attempts: Int) {
         let event = BusEvent(topic: stored.topic, header: stored.header, payload: stored.payload.jsonData, gap: nil)
         var lastError: (any Error)?
         for attempt in 1...3 {
             do {
                 // What the handler writes (events in its outbox) continues the event's trace.
-                try await TraceParent.$current.withValue(TraceParent.valid(stored.header.meta[TraceParent.key])) {
+                try await TraceParent.$current.withValue(traceparent) {
                     try await database.pool.write { db in
                         try apply(event, db)
                         try Self.storeCursor(db, stored.header)
                     }
                 }
                 afterCommit?()
-                return true
+                return (true, true, attempt)
             } catch {
                 lastError = error
                 logger.warning("event handler failed", metadata: [
@@ -284,10 +314,10 @@ public final class DurableConsumer: Service, Sendable {
             logger.error("event parked in bus_dead_letter after 3 failures", metadata: [
                 "consumer": "\(name)", "topic": "\(stored.topic)", "seq": "\(stored.header.seq)", "event": "\(stored.header.id)",
             ])
-            return true
+            return (true, false, 3)
         } catch {
             logger.error("cannot park a failing event; will retry on the next catch-up", metadata: ["consumer": "\(name)", "error": "\(error)"])
-            return false
+            return (false, false, 3)
         }
     }
 

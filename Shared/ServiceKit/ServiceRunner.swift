@@ -14,9 +14,10 @@ import Wire
 ///
 /// It bootstraps logging once from `LOG_LEVEL` and `LOG_FORMAT`, reads the service's
 /// configuration and the bus settings from the environment (logging a warning while
-/// `BUS_SECURITY` is off), bootstraps metrics when `METRICS_ADDRESS` is set, builds the service
-/// and runs its services in a `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT,
-/// after the ``MonitoringServer``, which therefore stops last.
+/// `BUS_SECURITY` is off), bootstraps metrics when `METRICS_ADDRESS` is set and tracing when an
+/// OTLP endpoint is (``TracingSettings``), builds the service and runs its services in a
+/// `ServiceGroup` that shuts down gracefully on SIGTERM or SIGINT, after the ``MonitoringServer``
+/// and the span exporter, which therefore stop last (the exporter sends the last spans then).
 public enum ServiceRunner {
     /// Bootstraps logging from `LOG_LEVEL` and `LOG_FORMAT`; returns the root logger.
     public static func bootstrapLogging(label: String, environment: Environment) -> Logger {
@@ -46,10 +47,12 @@ public enum ServiceRunner {
             _ = try environment.logFormat()
             let monitoring = try Monitoring.fromEnvironment(service: name, environment)
             if monitoring.isEnabled { MetricsSystem.bootstrap(monitoring.factory) }
+            let tracing = try TracingSettings.fromEnvironment(service: name, environment)
             logger.info("starting", metadata: [
                 "version": "\(BuildInfo.version)", "commit": "\(BuildInfo.commit)",
-                "metrics": "\(monitoring.address.map { "\($0)" } ?? "off")",
+                "metrics": "\(monitoring.address.map { "\($0)" } ?? "off")", "tracing": "\(tracing.endpointForLogs)",
             ])
+            let exporter = try tracing.bootstrap(logger: logger)
             let context = ServiceContext(
                 configuration: try Service.Configuration(environment: environment), logger: logger,
                 busConfiguration: try .fromEnvironment(service: name, environment.values), backup: try environment.backupPolicy(),
@@ -61,7 +64,8 @@ public enum ServiceRunner {
             let service = try Service(context: context)
             let services = service.services
             monitoring.watchReadiness(of: services.compactMap { $0 as? any ReadinessReporting })
-            let server: [any ServiceLifecycle.Service] = monitoring.isEnabled ? [MonitoringServer(monitoring: monitoring, logger: logger)] : []
+            var server: [any ServiceLifecycle.Service] = exporter.map { [$0] } ?? []
+            if monitoring.isEnabled { server.append(MonitoringServer(monitoring: monitoring, logger: logger)) }
             try await runGroup(server + services, logger: logger)
             // Handlers hold the service weakly: it must live as long as its services run.
             withExtendedLifetime(service) {}

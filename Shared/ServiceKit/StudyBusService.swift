@@ -51,8 +51,8 @@ extension ServiceConfiguration {
         The StudyBus \(serviceName) service. Configured by environment variables: the bus endpoints
         (BUS_RPC, BUS_PUB, BUS_SUB), its keys (BUS_SECURITY, default on; BUS_KEY, BUS_BROKER_KEY),
         DATA_DIR, LOG_LEVEL, LOG_FORMAT, METRICS_ADDRESS (host:port of /metrics, /healthz and /readyz;
-        off when unset) and the service's own, listed with their defaults in docs/operations.md
-        (Settings). --version prints the version and the git commit it was built from.
+        off when unset), OTEL_EXPORTER_OTLP_ENDPOINT (OTLP/HTTP collector for traces; off when unset)
+        and the service's own, listed with their defaults in docs/operations.md (Settings). --version prints the version and the git commit it was built from.
         Exit status: 0 after SIGTERM or SIGINT, 1 on a runtime error, 2 on a configuration error.
         """
     }

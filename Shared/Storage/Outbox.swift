@@ -3,6 +3,8 @@ import GRDB
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Traces
+import Tracing
 import Wire
 
 /// The durable event stream of a service that owns data (wire protocol §3).
@@ -79,14 +81,43 @@ public final class Outbox: Service, Sendable {
     /// Appends an event inside the caller's write transaction; returns its `seq`.
     /// Call ``notifyCommitted()`` after the transaction commits. The event carries the
     /// `traceparent` of the work that wrote it (``TraceParent/current``), unless `meta` has one.
+    ///
+    /// While the process traces (``Spans``), the event is also a producer span `create TOPIC`,
+    /// a child of that `traceparent` (or a new trace's root), and carries the span's own
+    /// `traceparent` instead: its consumers' spans are the producer span's children. The span
+    /// is made when the row is written, so a transaction that rolls back leaves a span for an
+    /// event that never went out.
     @discardableResult
     public static func append<Payload>(_ db: Database, _ topic: Topic<Payload>, _ payload: Payload, user: String?, meta: [String: String] = [:]) throws -> Int64 {
         let json = String(decoding: try WireCoding.encode(payload), as: UTF8.self)
-        let meta = TraceParent.propagated(into: meta)
+        let id = UUID().uuidString.lowercased()
+        guard Spans.isEnabled else {
+            return try insert(db, id: id, topic: topic.name, user: user, meta: TraceParent.propagated(into: meta), json: json)
+        }
+        let span = Spans.start("create \(topic.name)", kind: .producer, parent: TraceParent.valid(meta[TraceParent.key]) ?? TraceParent.current)
+        span.attributes["messaging.system"] = "studybus"
+        span.attributes["messaging.operation.type"] = "create"
+        span.attributes["messaging.destination.name"] = topic.name
+        span.attributes["messaging.message.id"] = id
+        var meta = TraceParent.propagated(into: meta)
+        if let traceparent = Spans.traceparent(of: span) { meta[TraceParent.key] = traceparent }
+        do {
+            let seq = try insert(db, id: id, topic: topic.name, user: user, meta: meta, json: json)
+            span.attributes["studybus.event.seq"] = seq
+            span.end()
+            return seq
+        } catch {
+            span.setStatus(SpanStatus(code: .error, message: "the event was not written"))
+            span.end()
+            throw error
+        }
+    }
+
+    private static func insert(_ db: Database, id: String, topic: String, user: String?, meta: [String: String], json: String) throws -> Int64 {
         let metaJSON = meta.isEmpty ? nil : JSONValue.object(meta.mapValues { .string($0) }).jsonText
         // A cached statement: one transaction may append hundreds (a material's cards).
         try db.cachedStatement(sql: "INSERT INTO bus_outbox (id, topic, user, ts, meta, payload) VALUES (?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [UUID().uuidString.lowercased(), topic.name, user, Date().unixMilliseconds, metaJSON, json])
+            .execute(arguments: [id, topic, user, Date().unixMilliseconds, metaJSON, json])
         return db.lastInsertedRowID
     }
 

@@ -24,11 +24,12 @@ final class DevSystem: Sendable {
         "LOG_LEVEL": "info",
     ]
 
-    static func start(_ services: [String] = []) async throws -> DevSystem {
+    /// Starts the system, with `settings` added to every process's environment.
+    static func start(_ services: [String] = [], settings: [String: String] = [:]) async throws -> DevSystem {
         let data = FileManager.default.temporaryDirectory.appending(path: "studybus-system-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         let (rpc, pub, sub) = (try freePort(), try freePort(), try freePort())
-        var environment = quickSettings
+        var environment = quickSettings.merging(settings) { _, given in given }
         environment["STUDYBUS_DATA"] = data.path
         environment["STUDYBUS_BIN"] = builtProductsDirectory.path
         environment["STUDYBUS_METRICS_BASE"] = String(try freePortBlock(count: 40))
@@ -59,8 +60,13 @@ final class DevSystem: Sendable {
     }
 
     /// Starts a system, runs `body` with it, and stops it whether `body` succeeds or throws.
-    static func run(_ services: [String] = [], _ body: (DevSystem) async throws -> Void) async throws {
-        try await running(try await start(services), stop: { await $0.stop() }, body)
+    static func run(_ services: [String] = [], settings: [String: String] = [:], _ body: (DevSystem) async throws -> Void) async throws {
+        try await running(try await start(services, settings: settings), stop: { await $0.stop() }, body)
+    }
+
+    /// What instance `instance` (`store-1`) has logged so far.
+    func log(_ instance: String) -> String {
+        (try? String(contentsOf: data.appending(path: "logs/\(instance).log"), encoding: .utf8)) ?? ""
     }
 
     /// Waits until the broker lists `count` workers of `service`.

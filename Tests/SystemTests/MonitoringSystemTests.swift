@@ -109,9 +109,14 @@ private struct Prometheus {
 }
 
 extension SystemTests {
-    @Test("one traceparent follows an upload from ingest.submit into the store's events")
+    @Test("one traceparent follows an upload from ingest.submit into the store's events; with no OTLP endpoint nothing is exported")
     func traceFollowsAnUpload() async throws {
-        try await DevSystem.run { system in
+        // swift-otel's default endpoint: an exporter started without one would send here.
+        let defaultPort = try? OTLPCollector(port: 4318)
+        defer { defaultPort?.stop() }
+        // Every tracing setting but the endpoint, so that only its absence keeps tracing off.
+        let settings = ["OTEL_TRACES_SAMPLER": "always_on", "OTEL_BSP_SCHEDULE_DELAY": "100", "OTEL_SERVICE_NAME": "untraced"]
+        try await DevSystem.run(settings: settings) { system in
             let trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
             let user = "traced"
             let submitted = try await system.client.call(
@@ -125,6 +130,16 @@ extension SystemTests {
             #expect(ingested.count == 1 && !cards.isEmpty, "events: \(events.map(\.topic))")
             #expect((ingested + cards).allSatisfy { $0.header.meta[TraceParent.key] == trace })
             #expect(ingested.first?.payload.objectValue?["material"]?.objectValue?["id"] == .string(submitted.materialId))
+            // Off, the traceparent is passed on unchanged (no span of any service in between),
+            // no process bootstrapped swift-otel, and nothing was sent anywhere.
+            #expect(events.allSatisfy { $0.header.meta[TraceParent.key] == trace || $0.header.meta[TraceParent.key] == nil })
+            for instance in ["broker-1", "store-1", "ai-gateway-1", "scheduler-1", "timer-ticker-1", "notifier-1", "ingest-1", "ingest-2"] {
+                let log = system.log(instance)
+                #expect(log.contains("tracing=off"), "\(instance) logs tracing=off")
+                #expect(!log.contains("Bootstrapping instrumentation system"), "\(instance) started no exporter")
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            if let defaultPort { #expect(defaultPort.connections == 0 && defaultPort.spans.isEmpty) }
         }
     }
 }

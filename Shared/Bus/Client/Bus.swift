@@ -2,6 +2,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Traces
+import Tracing
 import Wire
 import ZMQ
 
@@ -88,10 +90,39 @@ public final class Bus: Sendable {
 
     nonisolated(nonsending) private func call(service: String, method: String, payload: [UInt8], options: CallOptions) async throws(BusError) -> RawReply {
         let id = callIDPrefix + String(callCounter.add(1, ordering: .relaxed).newValue)
+        if Spans.isEnabled, case let (span, traced)? = clientSpan(service: service, method: method, options: options) {
+            let reply: RawReply
+            do {
+                reply = try await send(try OutgoingCall(id: id, service: service, method: method, payload: payload, options: traced, configuration: configuration))
+            } catch {
+                Spans.end(span, code: error.code, message: error.message)
+                throw error
+            }
+            Spans.end(span, code: reply.header.code, message: reply.header.message)
+            if let error = reply.header.error { throw error }
+            return reply
+        }
         let request = try OutgoingCall(id: id, service: service, method: method, payload: payload, options: options, configuration: configuration)
         let reply = try await send(request)
         if let error = reply.header.error { throw error }
         return reply
+    }
+
+    /// The client span of a call, a child of the `traceparent` its options carry or else of
+    /// ``TraceParent/current`` (a new trace's root without either), and the options with the
+    /// span's `traceparent` in `meta`, so that the service's server span is the client span's
+    /// child. A call of a reserved method outside a trace gets none (nil): a consumer's
+    /// periodic `_events.replay` starts no trace.
+    private func clientSpan(service: String, method: String, options: CallOptions) -> (any Span, CallOptions)? {
+        let parent = TraceParent.valid(options.meta[TraceParent.key]) ?? TraceParent.current
+        if parent == nil && method.hasPrefix("_") { return nil }
+        let span = Spans.start("\(service)/\(method)", kind: .client, parent: parent)
+        span.attributes["rpc.system"] = "studybus"
+        span.attributes["rpc.service"] = service
+        span.attributes["rpc.method"] = method
+        var options = options
+        if let traceparent = Spans.traceparent(of: span) { options.meta[TraceParent.key] = traceparent }
+        return (span, options)
     }
 
     /// Hands the request to the I/O thread and waits for its reply, deadline or cancellation.

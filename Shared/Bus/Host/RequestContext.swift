@@ -18,9 +18,11 @@ public struct RequestContext: Sendable {
     let trustsUnidentifiedCallers: Bool
     /// The request's metadata (`traceparent`, …).
     public let meta: [String: String]
-    /// The request's `traceparent` when it is well-formed (``TraceParent/valid(_:)``); the
-    /// handler runs with it as ``TraceParent/current``, so its calls and events carry it on.
-    public let traceparent: String?
+    /// The `traceparent` the handler's work continues: the request's when it is well-formed
+    /// (``TraceParent/valid(_:)``), or, while this process traces (``Spans``), the host's server
+    /// span for the request — a child of the request's. The handler runs with it as
+    /// ``TraceParent/current``, so its calls and events carry it on; log lines carry its ids.
+    public internal(set) var traceparent: String?
     /// The request's idempotency key.
     public let idempotencyKey: String?
     /// When the caller stops waiting; the header's `deadline`, which decoding kept within

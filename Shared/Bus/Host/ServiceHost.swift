@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import ServiceLifecycle
 import Synchronization
+import Traces
+import Tracing
 import Wire
 
 /// Serves a service's methods on the bus: the 7/MDP worker side with credit, typed handlers
@@ -37,6 +39,13 @@ import Wire
 /// Every answer is counted per method and status code, with its latency
 /// (`studybus_requests_total`, `studybus_request_duration_seconds`), through the metrics factory
 /// given or swift-metrics' bootstrapped one; with the no-op factory nothing is recorded.
+///
+/// While the process traces (``Spans/isEnabled``), each request is also a server span
+/// `service/method`, a child of the request's `traceparent` (or a new trace's root), from the
+/// moment it is read until its reply: `rpc.service`, `rpc.method` and the reply's status code
+/// as attributes, an error status unless OK. The handler's calls and events then name that span
+/// as their parent. A reserved method (`_health`, `_events.replay`, …) gets a span only when its
+/// request belongs to a trace already: health checks and catch-up ticks start no traces.
 public final class ServiceHost: Service, Sendable {
     public let service: String
     public let credit: Int
@@ -67,7 +76,8 @@ public final class ServiceHost: Service, Sendable {
     /// I/O-thread handler's reply) or to be served by a task.
     private enum Intake {
         case answered(WorkerReply)
-        case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?), RequestContext)
+        /// The handler, its context and, while tracing, the request's server span.
+        case task(@Sendable (Data, RequestContext) async throws -> ([UInt8], Data?), RequestContext, (any Span)?)
     }
 
     /// A host for `service` that publishes `topics` (listed by `_describe`); its request metrics
@@ -186,16 +196,21 @@ public final class ServiceHost: Service, Sendable {
             case .answered(let reply):
                 if let started { handled(request.method, reply.header, since: started) }
                 return reply
-            case .task(let invoke, let context):
+            case .task(let invoke, let context, let span):
                 let generation = request.generation, client = request.client, payload = Data(request.payload)
                 inFlight.begin()
                 metrics?.inFlight.increment()
                 Task {
                     try? await slots.withSlot {
-                        let reply = await answer(context) { try await invoke(payload, context) }
+                        let reply = if let span {
+                            await InstrumentationContext.$current.withValue(span.context) { await answer(context) { try await invoke(payload, context) } }
+                        } else {
+                            await answer(context) { try await invoke(payload, context) }
+                        }
                         try? bus.io.submit { loop in
                             loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: generation, client: client, reply)
                         }
+                        if let span { Spans.end(span, code: reply.header.code, message: reply.header.message) }
                         if let started { handled(context.method, reply.header, since: started) }
                     }
                     metrics?.inFlight.decrement()
@@ -264,21 +279,43 @@ public final class ServiceHost: Service, Sendable {
             }
             user = caller.name
         }
-        let context = RequestContext(
+        var context = RequestContext(
             requestID: header.id, method: method, user: user, caller: header.caller, trustsUnidentifiedCallers: trustsUnidentifiedCallers,
             meta: header.meta, traceparent: TraceParent.valid(header.meta[TraceParent.key]), idempotencyKey: header.idem, deadline: header.deadline.map { Date(unixMilliseconds: $0) },
             attachment: request.attachment, baseLogger: logger, bus: bus)
+        guard Spans.isEnabled, let span = serverSpan(&context) else { return dispatch(request, context, span: nil) }
+        let intake = dispatch(request, context, span: span)
+        if case .answered(let reply) = intake { Spans.end(span, code: reply.header.code, message: reply.header.message) }
+        return intake
+    }
+
+    /// The server span of a traced request, with `context` moved into it (its `traceparent`
+    /// now names the span); nil for a reserved method outside a trace.
+    private func serverSpan(_ context: inout RequestContext) -> (any Span)? {
+        if context.traceparent == nil && context.method.hasPrefix("_") { return nil }
+        let span = Spans.start("\(service)/\(context.method)", kind: .server, parent: context.traceparent)
+        span.attributes["rpc.system"] = "studybus"
+        span.attributes["rpc.service"] = service
+        span.attributes["rpc.method"] = context.method
+        if let traceparent = Spans.traceparent(of: span) { context.traceparent = traceparent }
+        return span
+    }
+
+    /// Routes a request whose header was read: answers errors, and runs an I/O-thread handler,
+    /// at once; a task handler is returned to run.
+    private func dispatch(_ request: ArrivingRequest, _ context: RequestContext, span: (any Span)?) -> Intake {
+        let method = context.method
         if let late = startedTooLate(context) { return .answered(late) }
         guard let route = routes.withLock({ $0[method] }) else {
-            return .answered(.failure(header.id, .unimplemented("service \(service) has no method '\(method)'; _describe lists its methods")))
+            return .answered(.failure(context.requestID, .unimplemented("service \(service) has no method '\(method)'; _describe lists its methods")))
         }
         let audience = route.descriptor.audience
-        if let refusal = AudienceCheck.refusal(audience, "\(service)/\(method)", caller: header.caller, trustsUnidentified: trustsUnidentifiedCallers) {
-            return .answered(.failure(header.id, refusal))
+        if let refusal = AudienceCheck.refusal(audience, "\(service)/\(method)", caller: context.caller, trustsUnidentified: trustsUnidentifiedCallers) {
+            return .answered(.failure(context.requestID, refusal))
         }
         switch route.invoke {
         case .task(let invoke):
-            return .task(invoke, context)
+            return .task(invoke, context, span)
         case .ioThread(let invoke):
             guard let traceparent = context.traceparent else { return .answered(reply(context, Result { try invoke(request.payload, context) })) }
             return .answered(reply(context, TraceParent.$current.withValue(traceparent) { Result { try invoke(request.payload, context) } }))
