@@ -30,6 +30,28 @@ struct ParserTests {
         #expect(throws: Never.self) { try FormatDetection.check(fileName: "lecture.pdf", mimeType: nil, data: try Fixture.data("lecture.pdf")) }
     }
 
+    @Test("ODT and EPUB are told by their mimetype entry, PPTX by ppt/presentation.xml")
+    func officeAndPhotoDetection() throws {
+        let sniffed: [(String, IngestFormat?)] = [
+            ("notes.odt", .odt), ("book.epub", .epub), ("slides.pptx", .pptx), ("report.docx", .docx),
+        ]
+        for (name, format) in sniffed {
+            #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: try Fixture.data(name)) == format, "\(name)")
+        }
+        #expect(FormatDetection.format(fileName: "upload", mimeType: "application/epub+zip", data: Data()) == .epub)
+        #expect(throws: BusError.self) { try FormatDetection.check(fileName: "notes.odt", mimeType: nil, data: Data("not a zip".utf8)) }
+    }
+
+    @Test("EPUB hrefs resolve against the OPF's folder, percent-decoded, without fragments; none may leave the zip's root")
+    func epubPaths() {
+        #expect(EPUBExtractor.resolve("../Text/ch%201.xhtml#start", against: "OEBPS/xhtml/") == "OEBPS/Text/ch 1.xhtml")
+        #expect(EPUBExtractor.resolve("chapter1.xhtml", against: "") == "chapter1.xhtml")
+        #expect(EPUBExtractor.resolve("../../etc/passwd", against: "OEBPS/") == nil)
+        #expect(EPUBExtractor.resolve("/etc/passwd", against: "OEBPS/") == nil)
+        #expect(EPUBExtractor.resolve("https://example.com/x.xhtml", against: "") == nil)
+        #expect(EPUBExtractor.resolve("#only-a-fragment", against: "OEBPS/") == nil)
+    }
+
     @Test("Markdown: setext and ATX headings (closing hashes dropped), rules and #hashtags are not headings, front matter skipped")
     func markdown() throws {
         let document = try MarkdownExtractor.extract("""

@@ -120,7 +120,7 @@ public struct IngestConfiguration: ServiceConfiguration {
         let mebibyte = 1024 * 1024
         let allowance: Int
         switch format {
-        case .docx, .eml, .pdf:
+        case .docx, .eml, .pdf, .odt, .epub, .pptx:
             let (scaled, overflow) = fileBytes.multipliedReportingOverflow(by: maxCompressionRatio)
             allowance = min(maxExpansionBytes, overflow ? .max : max(mebibyte, scaled))
         case .png, .jpeg:

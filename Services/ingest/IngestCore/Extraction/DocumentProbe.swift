@@ -7,7 +7,7 @@ import Wire
 /// fuzzer (Fuzz/IngestFuzz), which must reach every parser and the encoder behind it.
 package enum DocumentProbe {
     /// The formats read by parsers of our own (no external tool).
-    package static let formats: [IngestFormat] = [.txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .docx, .eml]
+    package static let formats: [IngestFormat] = [.txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .docx, .odt, .epub, .pptx, .eml]
 
     /// The encoded chunks, tasks and sessions of `data` read as `format`, or the job's error.
     /// Tools are unreachable and transcription refuses, as a worker without them would.

@@ -48,6 +48,15 @@ enum Extraction {
         case .docx:
             let file = URL(filePath: try scratchFile(data, named: "document.docx", in: context))
             document = try await offThePool(cancelling: budget) { () throws(BusError) in try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
+        case .odt:
+            let file = URL(filePath: try scratchFile(data, named: "document.odt", in: context))
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in try ODTExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
+        case .epub:
+            let file = URL(filePath: try scratchFile(data, named: "book.epub", in: context))
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in try EPUBExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
+        case .pptx:
+            let file = URL(filePath: try scratchFile(data, named: "slides.pptx", in: context))
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in try PPTXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
         case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)

@@ -21,6 +21,9 @@ enum FormatDetection {
         info(.eml, ["eml"], ["message/rfc822"], "An e-mail: its body (plain or HTML) and attachments of these formats."),
         info(.png, ["png"], ["image/png"], "Text by OCR (tesseract)."),
         info(.jpeg, ["jpg", "jpeg", "jpe"], ["image/jpeg", "image/jpg"], "Text by OCR (tesseract)."),
+        info(.odt, ["odt"], ["application/vnd.oasis.opendocument.text"], "Paragraphs and headings of an OpenDocument text (LibreOffice)."),
+        info(.epub, ["epub"], ["application/epub+zip"], "The chapters of an e-book in reading order, with their headings."),
+        info(.pptx, ["pptx"], ["application/vnd.openxmlformats-officedocument.presentationml.presentation"], "Each slide a page; titles are headings, speaker notes kept and marked."),
         info(.wav, ["wav", "wave"], ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"], "Transcribed by ai-gateway; segments become timed chunks."),
         info(.mp3, ["mp3"], ["audio/mpeg", "audio/mp3"], "Transcribed by ai-gateway; segments become timed chunks."),
         info(.m4a, ["m4a", "mp4a"], ["audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac"], "Transcribed by ai-gateway; segments become timed chunks."),
@@ -86,7 +89,7 @@ enum FormatDetection {
     static func sniff(_ data: Data) -> IngestFormat? {
         let head = [UInt8](data.prefix(1024))
         for format in [IngestFormat.pdf, .png, .jpeg, .wav, .mp3, .m4a] where matchesSignature(format, head) { return format }
-        if head.starts(with: Array("PK\u{3}\u{4}".utf8)) { return .docx }
+        if head.starts(with: Array("PK\u{3}\u{4}".utf8)) { return zipFormat(data) }
         let text = String(decoding: head.prefix(256), as: UTF8.self)
         if text.hasPrefix("WEBVTT") { return .vtt }
         if text.hasPrefix("BEGIN:VCALENDAR") { return .ics }
@@ -102,6 +105,8 @@ enum FormatDetection {
             return matchesSignature(.pdf, head) ? nil : "it does not start with %PDF-"
         case .docx:
             return head.starts(with: Array("PK\u{3}\u{4}".utf8)) ? nil : "it is not a zip archive, as a .docx is (an old .doc? save it as .docx)"
+        case .odt, .epub, .pptx:
+            return head.starts(with: Array("PK\u{3}\u{4}".utf8)) ? nil : "it is not a zip archive, as a .\(format.rawValue) is"
         case .png, .jpeg, .wav, .mp3, .m4a:
             return matchesSignature(format, head) ? nil : "its first bytes are not those of a \(format.rawValue.uppercased()) file"
         case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .eml:
@@ -110,6 +115,16 @@ enum FormatDetection {
             if unicode16 == .utf16LE || unicode16 == .utf16BE { return nil }
             return sample.contains(0) ? "it holds binary data, not text" : nil
         }
+    }
+
+    /// Which zip-based format a zip is: ODT and EPUB name theirs in a first, stored `mimetype`
+    /// entry; a PowerPoint file has `ppt/presentation.xml`; anything else is taken for a DOCX.
+    static func zipFormat(_ data: Data) -> IngestFormat {
+        let head = data.prefix(128)
+        if head.range(of: Data("mimetypeapplication/epub+zip".utf8)) != nil { return .epub }
+        if head.range(of: Data("mimetypeapplication/vnd.oasis.opendocument.text".utf8)) != nil { return .odt }
+        if data.range(of: Data("ppt/presentation.xml".utf8)) != nil { return .pptx }
+        return .docx
     }
 
     private static func matchesSignature(_ format: IngestFormat, _ head: [UInt8]) -> Bool {
