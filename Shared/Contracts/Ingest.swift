@@ -46,6 +46,8 @@ public enum IngestFormat: String, WireEnum {
     case txt, md, html, pdf, docx, csv, tsv, srt, vtt, ics, eml, png, jpeg, wav, mp3, m4a
     /// OpenDocument text, EPUB e-books, PowerPoint (2007 and later) presentations.
     case odt, epub, pptx
+    /// Word 97–2003 documents, PowerPoint 97–2003 presentations, Rich Text Format.
+    case doc, ppt, rtf
 
     /// The store's source kind for a material of this format.
     public var sourceKind: MaterialSourceKind {
@@ -56,7 +58,7 @@ public enum IngestFormat: String, WireEnum {
         case .srt, .vtt: .video
         case .pdf: .pdf
         // Word processors' and presentation programs' files: the store has no kind of its own for them.
-        case .docx, .odt, .pptx: .docx
+        case .docx, .odt, .pptx, .doc, .ppt, .rtf: .docx
         case .png, .jpeg: .image
         case .wav, .mp3, .m4a: .audio
         }

@@ -185,6 +185,18 @@ struct FormatEndToEndTests {
         }
     }
 
+    @Test("DOC, PPT and RTF of Word, PowerPoint and AbiWord: their text by catdoc and catppt")
+    func legacyOffice() async throws {
+        try await withIngest { world in
+            for (name, words) in [("legacy.doc", "Test OLE file, saved as Word 97-2003 Document."), ("legacy.ppt", "Office Theme"), ("hello.rtf", "Hello")] {
+                let result = try await world.submit(name, IngestSubmit(fileName: name, options: IngestOptions(generateFlashcards: false)))
+                #expect(result.material.sourceKind == .docx)
+                let chunks = try await world.chunks(result.materialId)
+                #expect(chunks.map(\.text).joined(separator: "\n\n").contains(words), "\(name)")
+            }
+        }
+    }
+
     @Test("CSV: rows become flashcards with their tags, linked to the chunk holding them; a quoted field keeps its comma and line break")
     func csv() async throws {
         try await withIngest { world in

@@ -66,6 +66,22 @@ struct HostileDocumentTests {
         }
     }
 
+    @Test("a DOC cut after its OLE2 header and an RTF of only its opening fail INVALID_ARGUMENT naming the file; the worker goes on")
+    func legacyAndPhotoDamage() async throws {
+        let doc = try Fixture.data("legacy.doc")
+        // An OLE2 header whose directory is gone; an RTF of one brace.
+        let cases: [(Data, String)] = [
+            (Data(doc.prefix(600)), "cut.doc"), (Data("{\\rtf1".utf8), "brace.rtf"),
+        ]
+        try await withIngest { world in
+            for (data, name) in cases {
+                let error = try await world.expectJobFailure(data: data, name: name, code: .invalidArgument)
+                #expect(error.message.contains("'\(name)'"), "\(error.message)")
+            }
+            try await world.expectWorkerStillWorks()
+        }
+    }
+
     @Test("with the ratio allowed, the bytes a .docx unpacks stop at its allowance (INGEST_MAX_INFLATED_MB) within the memory budget")
     func inflatedTotal() async throws {
         let bomb = try Hostile.docx(.run(bytes: 64 * 1024 * 1024))

@@ -15,7 +15,9 @@ package enum DocumentProbe {
         let folder = scratch.appending(path: UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: folder) }
         let context = ExtractionContext(
-            tools: ToolSettings(pdftotext: "/nonexistent/pdftotext", pdftoppm: "/nonexistent/pdftoppm", tesseract: "/nonexistent/tesseract"),
+            tools: ToolSettings(
+                pdftotext: "/nonexistent/pdftotext", pdftoppm: "/nonexistent/pdftoppm", tesseract: "/nonexistent/tesseract", catdoc: "/nonexistent/catdoc",
+                catppt: "/nonexistent/catppt"),
             scratch: folder,
             transcribe: { _, _, _ throws(BusError) in throw .failedPrecondition("no transcription while probing") },
             budget: ExtractionBudget(expansionAllowance: 64 << 20, compressionRatio: 100))
