@@ -48,6 +48,8 @@ public enum IngestFormat: String, WireEnum {
     case odt, epub, pptx
     /// Word 97–2003 documents, PowerPoint 97–2003 presentations, Rich Text Format.
     case doc, ppt, rtf
+    /// HEIC/HEIF photos (an iPhone camera's default).
+    case heic
 
     /// The store's source kind for a material of this format.
     public var sourceKind: MaterialSourceKind {
@@ -59,7 +61,7 @@ public enum IngestFormat: String, WireEnum {
         case .pdf: .pdf
         // Word processors' and presentation programs' files: the store has no kind of its own for them.
         case .docx, .odt, .pptx, .doc, .ppt, .rtf: .docx
-        case .png, .jpeg: .image
+        case .png, .jpeg, .heic: .image
         case .wav, .mp3, .m4a: .audio
         }
     }

@@ -289,10 +289,10 @@ struct FormatEndToEndTests {
         }
     }
 
-    @Test("PNG and JPEG: text by OCR")
+    @Test("PNG, JPEG and HEIC (heif-enc): text by OCR")
     func images() async throws {
         try await withIngest { world in
-            for name in ["scan.png", "photo.jpg"] {
+            for name in ["scan.png", "photo.jpg", "scan.heic"] {
                 let result = try await world.submit(name)
                 #expect(result.material.sourceKind == .image)
                 let chunks = try await world.chunks(result.materialId)

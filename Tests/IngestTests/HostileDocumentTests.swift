@@ -66,12 +66,12 @@ struct HostileDocumentTests {
         }
     }
 
-    @Test("a DOC cut after its OLE2 header and an RTF of only its opening fail INVALID_ARGUMENT naming the file; the worker goes on")
+    @Test("a DOC cut after its OLE2 header, an RTF of only its opening and a cut HEIC fail INVALID_ARGUMENT naming the file; the worker goes on")
     func legacyAndPhotoDamage() async throws {
-        let doc = try Fixture.data("legacy.doc")
-        // An OLE2 header whose directory is gone; an RTF of one brace.
+        let doc = try Fixture.data("legacy.doc"), heic = try Fixture.data("scan.heic")
+        // An OLE2 header whose directory is gone; a HEIC cut after its header boxes; an RTF of one brace.
         let cases: [(Data, String)] = [
-            (Data(doc.prefix(600)), "cut.doc"), (Data("{\\rtf1".utf8), "brace.rtf"),
+            (Data(doc.prefix(600)), "cut.doc"), (Data(heic.prefix(400)), "cut.heic"), (Data("{\\rtf1".utf8), "brace.rtf"),
         ]
         try await withIngest { world in
             for (data, name) in cases {

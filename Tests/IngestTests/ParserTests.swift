@@ -30,21 +30,23 @@ struct ParserTests {
         #expect(throws: Never.self) { try FormatDetection.check(fileName: "lecture.pdf", mimeType: nil, data: try Fixture.data("lecture.pdf")) }
     }
 
-    @Test("ODT and EPUB are told by their mimetype entry, PPTX by ppt/presentation.xml, RTF by {\\rtf; OLE2 only by name")
+    @Test("ODT and EPUB are told by their mimetype entry, PPTX by ppt/presentation.xml, RTF by {\\rtf, HEIC by its brand (not M4A); OLE2 only by name")
     func officeAndPhotoDetection() throws {
         let sniffed: [(String, IngestFormat?)] = [
-            ("notes.odt", .odt), ("book.epub", .epub), ("slides.pptx", .pptx), ("report.docx", .docx), ("hello.rtf", .rtf), ("legacy.doc", nil),
-            ("legacy.ppt", nil),
+            ("notes.odt", .odt), ("book.epub", .epub), ("slides.pptx", .pptx), ("report.docx", .docx), ("hello.rtf", .rtf), ("scan.heic", .heic),
+            ("speech.m4a", .m4a), ("legacy.doc", nil), ("legacy.ppt", nil),
         ]
         for (name, format) in sniffed {
             #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: try Fixture.data(name)) == format, "\(name)")
         }
         #expect(FormatDetection.format(fileName: "OLD.PPS", mimeType: nil, data: Data()) == .ppt)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: "image/heif", data: Data()) == .heic)
         #expect(FormatDetection.format(fileName: "upload", mimeType: "application/epub+zip", data: Data()) == .epub)
         #expect(FormatDetection.format(fileName: "upload", mimeType: "application/msword", data: Data()) == .doc)
         #expect(throws: Never.self) { try FormatDetection.check(fileName: "saved-by-word.doc", mimeType: nil, data: try Fixture.data("hello.rtf")) }
         #expect(throws: Never.self) { try FormatDetection.check(fileName: "legacy.ppt", mimeType: nil, data: try Fixture.data("legacy.ppt")) }
         #expect(throws: BusError.self) { try FormatDetection.check(fileName: "renamed.ppt", mimeType: nil, data: try Fixture.data("slides.pptx")) }
+        #expect(throws: BusError.self) { try FormatDetection.check(fileName: "photo.heic", mimeType: nil, data: try Fixture.data("speech.m4a")) }
         #expect(throws: BusError.self) { try FormatDetection.check(fileName: "notes.odt", mimeType: nil, data: Data("not a zip".utf8)) }
     }
 

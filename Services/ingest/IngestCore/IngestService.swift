@@ -37,6 +37,7 @@ public final class IngestService: StudyBusService {
             "tesseract": "\(ToolRunner.locate(configuration.tools.tesseract) ?? "missing")",
             "catdoc": "\(ToolRunner.locate(configuration.tools.catdoc) ?? "missing")",
             "catppt": "\(ToolRunner.locate(configuration.tools.catppt) ?? "missing")",
+            "heif-convert": "\(ToolRunner.locate(configuration.tools.heifConvert) ?? "missing")",
         ])
     }
 

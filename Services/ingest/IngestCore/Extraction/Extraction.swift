@@ -58,6 +58,7 @@ enum Extraction {
             let file = URL(filePath: try scratchFile(data, named: "slides.pptx", in: context))
             document = try await offThePool(cancelling: budget) { () throws(BusError) in try PPTXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
         case .doc, .ppt, .rtf: document = try await LegacyOfficeExtractor.extract(data, format: format, fileName: fileName, context: context)
+        case .heic: document = try await HEICExtractor.extract(data, fileName: fileName, context: context)
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
         case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)
