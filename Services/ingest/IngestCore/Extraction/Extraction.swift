@@ -45,18 +45,17 @@ enum Extraction {
             }
         case .srt, .vtt: document = try await offThePool(cancelling: budget) { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
         case .ics: document = try await offThePool(cancelling: budget) { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
-        case .docx:
-            let file = URL(filePath: try scratchFile(data, named: "document.docx", in: context))
-            document = try await offThePool(cancelling: budget) { () throws(BusError) in try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
-        case .odt:
-            let file = URL(filePath: try scratchFile(data, named: "document.odt", in: context))
-            document = try await offThePool(cancelling: budget) { () throws(BusError) in try ODTExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
-        case .epub:
-            let file = URL(filePath: try scratchFile(data, named: "book.epub", in: context))
-            document = try await offThePool(cancelling: budget) { () throws(BusError) in try EPUBExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
-        case .pptx:
-            let file = URL(filePath: try scratchFile(data, named: "slides.pptx", in: context))
-            document = try await offThePool(cancelling: budget) { () throws(BusError) in try PPTXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
+        case .docx, .odt, .epub, .pptx:
+            // Zips: ZIPFoundation reads the directory from a scratch copy (``ZipPackage``).
+            let file = URL(filePath: try scratchFile(data, named: "document.\(format.rawValue)", in: context))
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in
+                switch format {
+                case .odt: try ODTExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                case .epub: try EPUBExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                case .pptx: try PPTXExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                default: try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                }
+            }
         case .doc, .ppt, .rtf: document = try await LegacyOfficeExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .heic: document = try await HEICExtractor.extract(data, fileName: fileName, context: context)
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
