@@ -25,13 +25,7 @@ enum DOCXExtractor {
         let core = try zip.part("docProps/core.xml").flatMap { data in CoreTitle.parse(data, budget: budget) }
 
         let reader = DocumentReader(styles: styles, budget: budget)
-        let parser = XMLParser(data: documentXML)
-        parser.delegate = reader
-        let parsed = parser.parse()
-        try budget.checkpoint()
-        guard parsed else {
-            throw zip.damaged("its text (word/document.xml) is not well-formed XML")
-        }
+        try zip.parse(documentXML, path: "word/document.xml", with: reader)
         var builder = DocumentBuilder()
         for paragraph in reader.paragraphs {
             if let level = paragraph.headingLevel {

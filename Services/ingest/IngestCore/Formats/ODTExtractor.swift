@@ -20,13 +20,7 @@ enum ODTExtractor {
         }
         let title = try zip.part("meta.xml").flatMap { data in CoreTitle.parse(data, budget: budget) }
         let reader = ContentReader(budget: budget)
-        let parser = XMLParser(data: content)
-        parser.delegate = reader
-        let parsed = parser.parse()
-        try budget.checkpoint()
-        guard parsed else {
-            throw zip.damaged("its text (content.xml) is not well-formed XML")
-        }
+        try zip.parse(content, path: "content.xml", with: reader)
         var builder = DocumentBuilder()
         for paragraph in reader.paragraphs {
             if let level = paragraph.headingLevel {

@@ -68,11 +68,7 @@ enum PPTXExtractor {
     /// The text of a slide's (or notes slide's) shapes, in order.
     private static func shapes(_ xml: Data, path: String, zip: ZipPackage) throws(BusError) -> [Shape] {
         let reader = ShapeReader(budget: zip.budget)
-        let parser = XMLParser(data: xml)
-        parser.delegate = reader
-        let parsed = parser.parse()
-        try zip.budget.checkpoint()
-        guard parsed else { throw zip.damaged("its part \(path) is not well-formed XML") }
+        try zip.parse(xml, path: path, with: reader)
         return reader.shapes
     }
 

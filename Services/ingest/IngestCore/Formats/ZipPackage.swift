@@ -1,5 +1,6 @@
 import Bus
 import Foundation
+import FoundationXML
 import Wire
 import ZIPFoundation
 
@@ -83,6 +84,17 @@ struct ZipPackage {
             if path.hasPrefix(prefix) { paths.append(path) }
         }
         return paths
+    }
+
+    /// Parses `xml`, the part at `path`, with `reader` (FoundationXML's parser, which aborts at
+    /// its next element once the job is cancelled if `reader` checks the budget).
+    /// - Throws: `INVALID_ARGUMENT` when it is not well-formed XML; `CANCELLED`.
+    func parse(_ xml: Data, path: String, with reader: some XMLParserDelegate) throws(BusError) {
+        let parser = XMLParser(data: xml)
+        parser.delegate = reader
+        let parsed = parser.parse()
+        try budget.checkpoint()
+        guard parsed else { throw damaged("its part \(path) is not well-formed XML") }
     }
 
     /// Why unpacking stopped.
