@@ -44,17 +44,24 @@ public struct IngestContract: ServiceContract {
 /// The formats ingest reads.
 public enum IngestFormat: String, WireEnum {
     case txt, md, html, pdf, docx, csv, tsv, srt, vtt, ics, eml, png, jpeg, wav, mp3, m4a
+    /// OpenDocument text, EPUB e-books, PowerPoint (2007 and later) presentations.
+    case odt, epub, pptx
+    /// Word 97–2003 documents, PowerPoint 97–2003 presentations, Rich Text Format.
+    case doc, ppt, rtf
+    /// HEIC/HEIF photos (an iPhone camera's default).
+    case heic
 
     /// The store's source kind for a material of this format.
     public var sourceKind: MaterialSourceKind {
         switch self {
-        case .txt, .html, .csv, .tsv, .ics, .eml: .txt
+        case .txt, .html, .csv, .tsv, .ics, .eml, .epub: .txt
         case .md: .md
         // Subtitles are the transcript of a recording (a lecture video).
         case .srt, .vtt: .video
         case .pdf: .pdf
-        case .docx: .docx
-        case .png, .jpeg: .image
+        // Word processors' and presentation programs' files: the store has no kind of its own for them.
+        case .docx, .odt, .pptx, .doc, .ppt, .rtf: .docx
+        case .png, .jpeg, .heic: .image
         case .wav, .mp3, .m4a: .audio
         }
     }

@@ -142,6 +142,61 @@ struct FormatEndToEndTests {
         }
     }
 
+    @Test("ODT (odfpy): headings by outline level start chunks and name their sections")
+    func odt() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("notes.odt", IngestSubmit(fileName: "notes.odt", options: IngestOptions(generateFlashcards: false)))
+            #expect(result.material.sourceKind == .docx)
+            let chunks = try await world.chunks(result.materialId)
+            #expect(chunks.contains { $0.text.hasPrefix("Photosynthesis\n\nPlants turn light, water and carbon dioxide into sugar and oxygen.") })
+            #expect(chunks.first { $0.text.hasPrefix("The light reactions") }?.section == "The light reactions")
+            #expect(chunks.first { $0.text.hasPrefix("The Calvin cycle") }?.text.contains("the enzyme RuBisCO fixes carbon dioxide.") == true)
+        }
+    }
+
+    @Test("EPUB (EbookLib): the spine's XHTML chapters in reading order, their headings sections; the OPF's title")
+    func epub() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("book.epub", IngestSubmit(fileName: "book.epub", options: IngestOptions(generateFlashcards: false)))
+            #expect(result.material.sourceKind == .txt)
+            #expect(result.material.title == "A Short History of Rome")
+            let chunks = try await world.chunks(result.materialId)
+            let text = chunks.map(\.text).joined(separator: "\n\n")
+            let order = ["Romulus in 753 BC", "two consuls every year", "Augustus became the first emperor"].map { text.range(of: $0)?.lowerBound }
+            #expect(order.allSatisfy { $0 != nil } && order == order.sorted { $0! < $1! }, "\(text)")
+            #expect(chunks.first { $0.text.contains("two consuls") }?.section == "The Republic")
+            #expect(!text.contains("Table of contents") && !text.contains("nav"), "the navigation document is not in the spine")
+        }
+    }
+
+    @Test("PPTX (python-pptx): each slide a page, its title a heading, speaker notes kept and marked")
+    func pptx() async throws {
+        try await withIngest { world in
+            let result = try await world.submit("slides.pptx", IngestSubmit(fileName: "slides.pptx", options: IngestOptions(generateFlashcards: false)))
+            let chunks = try await world.chunks(result.materialId)
+            #expect(Set(chunks.compactMap(\.pageNumber)) == [1, 2, 3])
+            let first = try #require(chunks.first { $0.pageNumber == 1 })
+            #expect(first.text == "Plate tectonics\n\nThe lithosphere is broken into plates.\n\nSpeaker notes: Start with the map of the plates.")
+            #expect(chunks.first { $0.pageNumber == 2 }?.text.contains("Speaker notes: Ask about the San Andreas fault.") == true)
+            #expect(chunks.first { $0.pageNumber == 3 }?.text == "Earthquakes\n\nStress released at faults makes earthquakes.")
+            #expect(chunks.first { $0.pageNumber == 2 }?.section == "Boundaries")
+            let document = try await world.store(Store.getSourceDocument, RecordID(id: try #require(result.outcome?.sourceDocumentId)))
+            #expect(document.pageCount == 3)
+        }
+    }
+
+    @Test("DOC, PPT and RTF of Word, PowerPoint and AbiWord: their text by catdoc and catppt")
+    func legacyOffice() async throws {
+        try await withIngest { world in
+            for (name, words) in [("legacy.doc", "Test OLE file, saved as Word 97-2003 Document."), ("legacy.ppt", "Office Theme"), ("hello.rtf", "Hello")] {
+                let result = try await world.submit(name, IngestSubmit(fileName: name, options: IngestOptions(generateFlashcards: false)))
+                #expect(result.material.sourceKind == .docx)
+                let chunks = try await world.chunks(result.materialId)
+                #expect(chunks.map(\.text).joined(separator: "\n\n").contains(words), "\(name)")
+            }
+        }
+    }
+
     @Test("CSV: rows become flashcards with their tags, linked to the chunk holding them; a quoted field keeps its comma and line break")
     func csv() async throws {
         try await withIngest { world in
@@ -234,10 +289,10 @@ struct FormatEndToEndTests {
         }
     }
 
-    @Test("PNG and JPEG: text by OCR")
+    @Test("PNG, JPEG and HEIC (heif-enc): text by OCR")
     func images() async throws {
         try await withIngest { world in
-            for name in ["scan.png", "photo.jpg"] {
+            for name in ["scan.png", "photo.jpg", "scan.heic"] {
                 let result = try await world.submit(name)
                 #expect(result.material.sourceKind == .image)
                 let chunks = try await world.chunks(result.materialId)

@@ -31,6 +31,57 @@ struct HostileDocumentTests {
         }
     }
 
+    @Test("ODT, EPUB and PPTX zip bombs and packages missing their parts fail INVALID_ARGUMENT saying which part; the worker goes on")
+    func packageBombsAndMissingParts() async throws {
+        // 64 MiB of one letter deflates about 1000:1, in the part each format reads first.
+        let run = "b'<text:p>' + b'a' * (64 * 1024 * 1024) + b'</text:p>'"
+        let odtBomb = try Hostile.zip([("mimetype", "b'application/vnd.oasis.opendocument.text'"), ("content.xml", run)])
+        let epubContainer = #"b'<?xml version="1.0"?><container><rootfiles><rootfile full-path="OEBPS/content.opf"/></rootfiles></container>'"#
+        let epubOPF = #"b'<?xml version="1.0"?><package><manifest><item id="c1" href="c1.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c1"/></spine></package>'"#
+        let epubBomb = try Hostile.zip([
+            ("mimetype", "b'application/epub+zip'"), ("META-INF/container.xml", epubContainer), ("OEBPS/content.opf", epubOPF), ("OEBPS/c1.xhtml", run),
+        ])
+        let pptxBomb = try Hostile.zip([("ppt/presentation.xml", "b'<p:presentation/>'"), ("ppt/slides/slide1.xml", run)])
+        #expect(odtBomb.count < 70 * 1024 && epubBomb.count < 70 * 1024 && pptxBomb.count < 70 * 1024)
+        let noContent = try Hostile.zip([("mimetype", "b'application/vnd.oasis.opendocument.text'"), ("meta.xml", "b'<x/>'")])
+        let noOPF = try Hostile.zip([("mimetype", "b'application/epub+zip'"), ("META-INF/container.xml", epubContainer)])
+        let noContainer = try Hostile.zip([("mimetype", "b'application/epub+zip'"), ("OEBPS/content.opf", epubOPF)])
+        let noSlides = try Hostile.zip([("ppt/presentation.xml", "b'<p:presentation/>'")])
+        let cases: [(Data, String, String)] = [
+            (odtBomb, "bomb.odt", "'bomb.odt' is refused: its part content.xml inflates to more than 100 times its compressed size, as zip bombs do"),
+            (epubBomb, "bomb.epub", "'bomb.epub' is refused: its part OEBPS/c1.xhtml inflates to more than 100 times its compressed size, as zip bombs do"),
+            (pptxBomb, "bomb.pptx", "'bomb.pptx' is refused: its part ppt/slides/slide1.xml inflates to more than 100 times its compressed size, as zip bombs do"),
+            (noContent, "empty.odt", "'empty.odt' is a zip archive but not an OpenDocument text (it has no content.xml)"),
+            (noOPF, "noopf.epub", "the EPUB e-book 'noopf.epub' cannot be read: its package document OEBPS/content.opf, named in META-INF/container.xml, is missing"),
+            (noContainer, "nocontainer.epub", "'nocontainer.epub' is a zip archive but not an EPUB e-book (it has no META-INF/container.xml)"),
+            (noSlides, "noslides.pptx", "'noslides.pptx' is a zip archive but not a PowerPoint presentation (it has no slides, ppt/slides/slideN.xml)"),
+            (Data(try Fixture.data("slides.pptx").prefix(20_000)), "truncated.pptx", "the PowerPoint presentation 'truncated.pptx' cannot be read"),
+        ]
+        try await withIngest { world in
+            for (data, name, message) in cases {
+                let error = try await world.expectJobFailure(data: data, name: name, code: .invalidArgument)
+                #expect(error.message.contains(message), "\(error.message)")
+            }
+            try await world.expectWorkerStillWorks()
+        }
+    }
+
+    @Test("a DOC cut after its OLE2 header, an RTF of only its opening and a cut HEIC fail INVALID_ARGUMENT naming the file; the worker goes on")
+    func legacyAndPhotoDamage() async throws {
+        let doc = try Fixture.data("legacy.doc"), heic = try Fixture.data("scan.heic")
+        // An OLE2 header whose directory is gone; a HEIC cut after its header boxes; an RTF of one brace.
+        let cases: [(Data, String)] = [
+            (Data(doc.prefix(600)), "cut.doc"), (Data(heic.prefix(400)), "cut.heic"), (Data("{\\rtf1".utf8), "brace.rtf"),
+        ]
+        try await withIngest { world in
+            for (data, name) in cases {
+                let error = try await world.expectJobFailure(data: data, name: name, code: .invalidArgument)
+                #expect(error.message.contains("'\(name)'"), "\(error.message)")
+            }
+            try await world.expectWorkerStillWorks()
+        }
+    }
+
     @Test("with the ratio allowed, the bytes a .docx unpacks stop at its allowance (INGEST_MAX_INFLATED_MB) within the memory budget")
     func inflatedTotal() async throws {
         let bomb = try Hostile.docx(.run(bytes: 64 * 1024 * 1024))
@@ -414,6 +465,21 @@ enum Hostile {
             sys.stdout.buffer.write(bytes(data))
             """
         return try python(script)
+    }
+
+    /// A zip made by Python's zipfile: each entry's name and a Python expression of its bytes;
+    /// `mimetype` stored, as ODT and EPUB have it, the rest deflated.
+    static func zip(_ entries: [(String, String)]) throws -> Data {
+        let writes = entries.map { name, bytes in
+            "    z.writestr(zipfile.ZipInfo('\(name)'), \(bytes), \(name == "mimetype" ? "zipfile.ZIP_STORED" : "zipfile.ZIP_DEFLATED"), 9)"
+        }.joined(separator: "\n")
+        return try python("""
+            import io, sys, zipfile
+            out = io.BytesIO()
+            with zipfile.ZipFile(out, 'w') as z:
+            \(writes)
+            sys.stdout.buffer.write(out.getvalue())
+            """)
     }
 
     /// The standard output of a Python script.

@@ -30,6 +30,36 @@ struct ParserTests {
         #expect(throws: Never.self) { try FormatDetection.check(fileName: "lecture.pdf", mimeType: nil, data: try Fixture.data("lecture.pdf")) }
     }
 
+    @Test("ODT and EPUB are told by their mimetype entry, PPTX by ppt/presentation.xml, RTF by {\\rtf, HEIC by its brand (not M4A); OLE2 only by name")
+    func officeAndPhotoDetection() throws {
+        let sniffed: [(String, IngestFormat?)] = [
+            ("notes.odt", .odt), ("book.epub", .epub), ("slides.pptx", .pptx), ("report.docx", .docx), ("hello.rtf", .rtf), ("scan.heic", .heic),
+            ("speech.m4a", .m4a), ("legacy.doc", nil), ("legacy.ppt", nil),
+        ]
+        for (name, format) in sniffed {
+            #expect(FormatDetection.format(fileName: "upload", mimeType: nil, data: try Fixture.data(name)) == format, "\(name)")
+        }
+        #expect(FormatDetection.format(fileName: "OLD.PPS", mimeType: nil, data: Data()) == .ppt)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: "image/heif", data: Data()) == .heic)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: "application/epub+zip", data: Data()) == .epub)
+        #expect(FormatDetection.format(fileName: "upload", mimeType: "application/msword", data: Data()) == .doc)
+        #expect(throws: Never.self) { try FormatDetection.check(fileName: "saved-by-word.doc", mimeType: nil, data: try Fixture.data("hello.rtf")) }
+        #expect(throws: Never.self) { try FormatDetection.check(fileName: "legacy.ppt", mimeType: nil, data: try Fixture.data("legacy.ppt")) }
+        #expect(throws: BusError.self) { try FormatDetection.check(fileName: "renamed.ppt", mimeType: nil, data: try Fixture.data("slides.pptx")) }
+        #expect(throws: BusError.self) { try FormatDetection.check(fileName: "photo.heic", mimeType: nil, data: try Fixture.data("speech.m4a")) }
+        #expect(throws: BusError.self) { try FormatDetection.check(fileName: "notes.odt", mimeType: nil, data: Data("not a zip".utf8)) }
+    }
+
+    @Test("EPUB hrefs resolve against the OPF's folder, percent-decoded, without fragments; none may leave the zip's root")
+    func epubPaths() {
+        #expect(EPUBExtractor.resolve("../Text/ch%201.xhtml#start", against: "OEBPS/xhtml/") == "OEBPS/Text/ch 1.xhtml")
+        #expect(EPUBExtractor.resolve("chapter1.xhtml", against: "") == "chapter1.xhtml")
+        #expect(EPUBExtractor.resolve("../../etc/passwd", against: "OEBPS/") == nil)
+        #expect(EPUBExtractor.resolve("/etc/passwd", against: "OEBPS/") == nil)
+        #expect(EPUBExtractor.resolve("https://example.com/x.xhtml", against: "") == nil)
+        #expect(EPUBExtractor.resolve("#only-a-fragment", against: "OEBPS/") == nil)
+    }
+
     @Test("Markdown: setext and ATX headings (closing hashes dropped), rules and #hashtags are not headings, front matter skipped")
     func markdown() throws {
         let document = try MarkdownExtractor.extract("""

@@ -29,6 +29,12 @@ public struct ToolSettings: Sendable {
     public var tesseract: String
     /// Tesseract's languages, e.g. `eng` or `eng+ita` (each needs its tesseract-ocr-LANG package).
     public var ocrLanguages: String
+    /// `catdoc` (Debian package catdoc): the text of Word 97–2003 and RTF files.
+    public var catdoc = "catdoc"
+    /// `catppt` (catdoc): the text of PowerPoint 97–2003 files.
+    public var catppt = "catppt"
+    /// `heif-convert` (libheif-examples): HEIC/HEIF photos to PNG for OCR.
+    public var heifConvert = "heif-convert"
     /// The longest one run of a tool may take; it is killed then.
     public var timeout: Duration
     /// What one run of a tool may use (its resource limits).
@@ -37,8 +43,12 @@ public struct ToolSettings: Sendable {
     /// The Debian tools by name, English OCR, 60 s a run, the default limits.
     public init(
         pdftotext: String = "pdftotext", pdftoppm: String = "pdftoppm", tesseract: String = "tesseract", ocrLanguages: String = "eng",
+        catdoc: String = "catdoc", catppt: String = "catppt", heifConvert: String = "heif-convert",
         timeout: Duration = .seconds(60), limits: ToolLimits = ToolLimits()
     ) {
+        self.catdoc = catdoc
+        self.catppt = catppt
+        self.heifConvert = heifConvert
         self.pdftotext = pdftotext
         self.pdftoppm = pdftoppm
         self.tesseract = tesseract
@@ -120,10 +130,10 @@ public struct IngestConfiguration: ServiceConfiguration {
         let mebibyte = 1024 * 1024
         let allowance: Int
         switch format {
-        case .docx, .eml, .pdf:
+        case .docx, .eml, .pdf, .odt, .epub, .pptx, .doc, .ppt, .rtf:
             let (scaled, overflow) = fileBytes.multipliedReportingOverflow(by: maxCompressionRatio)
             allowance = min(maxExpansionBytes, overflow ? .max : max(mebibyte, scaled))
-        case .png, .jpeg:
+        case .png, .jpeg, .heic:
             allowance = min(maxExpansionBytes, mebibyte)
         case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .wav, .mp3, .m4a:
             allowance = 0
@@ -153,6 +163,9 @@ public struct IngestConfiguration: ServiceConfiguration {
             pdftoppm: environment.string("INGEST_PDFTOPPM", default: "pdftoppm"),
             tesseract: environment.string("INGEST_TESSERACT", default: "tesseract"),
             ocrLanguages: environment.string("INGEST_OCR_LANGUAGES", default: "eng"),
+            catdoc: environment.string("INGEST_CATDOC", default: "catdoc"),
+            catppt: environment.string("INGEST_CATPPT", default: "catppt"),
+            heifConvert: environment.string("INGEST_HEIF_CONVERT", default: "heif-convert"),
             timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)),
             limits: ToolLimits(
                 memoryBytes: try environment.int("INGEST_TOOL_MEMORY_MB", default: 1024, in: 64...1_048_576) * 1024 * 1024,

@@ -35,6 +35,9 @@ public final class IngestService: StudyBusService {
             "jobTimeout": "\(configuration.jobTimeout)", "stuckAfter": "\(configuration.stuckAfter)", "sweepInterval": "\(configuration.sweepInterval)",
             "pdftotext": "\(ToolRunner.locate(configuration.tools.pdftotext) ?? "missing")",
             "tesseract": "\(ToolRunner.locate(configuration.tools.tesseract) ?? "missing")",
+            "catdoc": "\(ToolRunner.locate(configuration.tools.catdoc) ?? "missing")",
+            "catppt": "\(ToolRunner.locate(configuration.tools.catppt) ?? "missing")",
+            "heif-convert": "\(ToolRunner.locate(configuration.tools.heifConvert) ?? "missing")",
         ])
     }
 

@@ -7,7 +7,7 @@ import Wire
 /// fuzzer (Fuzz/IngestFuzz), which must reach every parser and the encoder behind it.
 package enum DocumentProbe {
     /// The formats read by parsers of our own (no external tool).
-    package static let formats: [IngestFormat] = [.txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .docx, .eml]
+    package static let formats: [IngestFormat] = [.txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .docx, .odt, .epub, .pptx, .eml]
 
     /// The encoded chunks, tasks and sessions of `data` read as `format`, or the job's error.
     /// Tools are unreachable and transcription refuses, as a worker without them would.
@@ -15,7 +15,9 @@ package enum DocumentProbe {
         let folder = scratch.appending(path: UUID().uuidString)
         defer { try? FileManager.default.removeItem(at: folder) }
         let context = ExtractionContext(
-            tools: ToolSettings(pdftotext: "/nonexistent/pdftotext", pdftoppm: "/nonexistent/pdftoppm", tesseract: "/nonexistent/tesseract"),
+            tools: ToolSettings(
+                pdftotext: "/nonexistent/pdftotext", pdftoppm: "/nonexistent/pdftoppm", tesseract: "/nonexistent/tesseract", catdoc: "/nonexistent/catdoc",
+                catppt: "/nonexistent/catppt", heifConvert: "/nonexistent/heif-convert"),
             scratch: folder,
             transcribe: { _, _, _ throws(BusError) in throw .failedPrecondition("no transcription while probing") },
             budget: ExtractionBudget(expansionAllowance: 64 << 20, compressionRatio: 100))

@@ -45,9 +45,19 @@ enum Extraction {
             }
         case .srt, .vtt: document = try await offThePool(cancelling: budget) { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
         case .ics: document = try await offThePool(cancelling: budget) { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
-        case .docx:
-            let file = URL(filePath: try scratchFile(data, named: "document.docx", in: context))
-            document = try await offThePool(cancelling: budget) { () throws(BusError) in try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget) }
+        case .docx, .odt, .epub, .pptx:
+            // Zips: ZIPFoundation reads the directory from a scratch copy (``ZipPackage``).
+            let file = URL(filePath: try scratchFile(data, named: "document.\(format.rawValue)", in: context))
+            document = try await offThePool(cancelling: budget) { () throws(BusError) in
+                switch format {
+                case .odt: try ODTExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                case .epub: try EPUBExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                case .pptx: try PPTXExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                default: try DOCXExtractor.extract(data, file: file, fileName: fileName, budget: budget)
+                }
+            }
+        case .doc, .ppt, .rtf: document = try await LegacyOfficeExtractor.extract(data, format: format, fileName: fileName, context: context)
+        case .heic: document = try await HEICExtractor.extract(data, fileName: fileName, context: context)
         case .pdf: document = try await PDFExtractor.extract(data, fileName: fileName, context: context)
         case .png, .jpeg: document = try await ImageExtractor.extract(data, format: format, fileName: fileName, context: context)
         case .wav, .mp3, .m4a: document = try await AudioExtractor.extract(data, fileName: fileName, context: context)

@@ -21,6 +21,13 @@ enum FormatDetection {
         info(.eml, ["eml"], ["message/rfc822"], "An e-mail: its body (plain or HTML) and attachments of these formats."),
         info(.png, ["png"], ["image/png"], "Text by OCR (tesseract)."),
         info(.jpeg, ["jpg", "jpeg", "jpe"], ["image/jpeg", "image/jpg"], "Text by OCR (tesseract)."),
+        info(.odt, ["odt"], ["application/vnd.oasis.opendocument.text"], "Paragraphs and headings of an OpenDocument text (LibreOffice)."),
+        info(.epub, ["epub"], ["application/epub+zip"], "The chapters of an e-book in reading order, with their headings."),
+        info(.pptx, ["pptx"], ["application/vnd.openxmlformats-officedocument.presentationml.presentation"], "Each slide a page; titles are headings, speaker notes kept and marked."),
+        info(.doc, ["doc"], ["application/msword"], "Text of a Word 97-2003 document (catdoc)."),
+        info(.ppt, ["ppt", "pps"], ["application/vnd.ms-powerpoint", "application/mspowerpoint"], "Text of a PowerPoint 97-2003 presentation (catppt)."),
+        info(.rtf, ["rtf"], ["application/rtf", "text/rtf"], "Text of a Rich Text Format document (catdoc)."),
+        info(.heic, ["heic", "heif", "hif"], ["image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence"], "A HEIC/HEIF photo: text by OCR (heif-convert, tesseract)."),
         info(.wav, ["wav", "wave"], ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"], "Transcribed by ai-gateway; segments become timed chunks."),
         info(.mp3, ["mp3"], ["audio/mpeg", "audio/mp3"], "Transcribed by ai-gateway; segments become timed chunks."),
         info(.m4a, ["m4a", "mp4a"], ["audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac"], "Transcribed by ai-gateway; segments become timed chunks."),
@@ -85,8 +92,9 @@ enum FormatDetection {
     /// The format the first bytes say, for a file with neither a known extension nor type.
     static func sniff(_ data: Data) -> IngestFormat? {
         let head = [UInt8](data.prefix(1024))
-        for format in [IngestFormat.pdf, .png, .jpeg, .wav, .mp3, .m4a] where matchesSignature(format, head) { return format }
-        if head.starts(with: Array("PK\u{3}\u{4}".utf8)) { return .docx }
+        // HEIF's `ftyp` box is an ISO media file's, as M4A's: its brand tells them apart.
+        for format in [IngestFormat.pdf, .png, .jpeg, .wav, .mp3, .heic, .m4a, .rtf] where matchesSignature(format, head) { return format }
+        if head.starts(with: Array("PK\u{3}\u{4}".utf8)) { return zipFormat(data) }
         let text = String(decoding: head.prefix(256), as: UTF8.self)
         if text.hasPrefix("WEBVTT") { return .vtt }
         if text.hasPrefix("BEGIN:VCALENDAR") { return .ics }
@@ -102,7 +110,15 @@ enum FormatDetection {
             return matchesSignature(.pdf, head) ? nil : "it does not start with %PDF-"
         case .docx:
             return head.starts(with: Array("PK\u{3}\u{4}".utf8)) ? nil : "it is not a zip archive, as a .docx is (an old .doc? save it as .docx)"
-        case .png, .jpeg, .wav, .mp3, .m4a:
+        case .odt, .epub, .pptx:
+            return head.starts(with: Array("PK\u{3}\u{4}".utf8)) ? nil : "it is not a zip archive, as a .\(format.rawValue) is"
+        case .doc, .ppt:
+            // Word also saves RTF under .doc; catdoc reads both.
+            return matchesSignature(format, head) || (format == .doc && matchesSignature(.rtf, head)) ? nil
+                : "it is not an OLE2 compound file, as Office 97-2003 files are (a newer file renamed? use its .\(format.rawValue)x name)"
+        case .rtf:
+            return matchesSignature(.rtf, head) ? nil : "it does not start with {\\rtf"
+        case .png, .jpeg, .wav, .mp3, .m4a, .heic:
             return matchesSignature(format, head) ? nil : "its first bytes are not those of a \(format.rawValue.uppercased()) file"
         case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .eml:
             let sample = [UInt8](data.prefix(8192))
@@ -110,6 +126,20 @@ enum FormatDetection {
             if unicode16 == .utf16LE || unicode16 == .utf16BE { return nil }
             return sample.contains(0) ? "it holds binary data, not text" : nil
         }
+    }
+
+    /// The major brands of HEIF files (ISO/IEC 23008-12): HEVC-coded images and sequences, and
+    /// the generic image brands.
+    static let heifBrands: Set<String> = ["heic", "heix", "heim", "heis", "hevc", "hevx", "hevm", "hevs", "mif1", "msf1"]
+
+    /// Which zip-based format a zip is: ODT and EPUB name theirs in a first, stored `mimetype`
+    /// entry; a PowerPoint file has `ppt/presentation.xml`; anything else is taken for a DOCX.
+    static func zipFormat(_ data: Data) -> IngestFormat {
+        let head = data.prefix(128)
+        if head.range(of: Data("mimetypeapplication/epub+zip".utf8)) != nil { return .epub }
+        if head.range(of: Data("mimetypeapplication/vnd.oasis.opendocument.text".utf8)) != nil { return .odt }
+        if data.range(of: Data("ppt/presentation.xml".utf8)) != nil { return .pptx }
+        return .docx
     }
 
     private static func matchesSignature(_ format: IngestFormat, _ head: [UInt8]) -> Bool {
@@ -122,7 +152,12 @@ enum FormatDetection {
         case .jpeg: return head.starts(with: [0xFF, 0xD8, 0xFF])
         case .wav: return head.count >= 12 && head.starts(with: Array("RIFF".utf8)) && head[8..<12].elementsEqual(Array("WAVE".utf8))
         case .mp3: return head.starts(with: Array("ID3".utf8)) || (head.count >= 2 && head[0] == 0xFF && head[1] & 0xE0 == 0xE0)
-        case .m4a: return head.count >= 8 && head[4..<8].elementsEqual(Array("ftyp".utf8))
+        case .m4a: return head.count >= 8 && head[4..<8].elementsEqual(Array("ftyp".utf8)) && !matchesSignature(.heic, head)
+        case .heic:
+            guard head.count >= 12, head[4..<8].elementsEqual(Array("ftyp".utf8)) else { return false }
+            return heifBrands.contains(String(decoding: head[8..<12], as: UTF8.self))
+        case .doc, .ppt: return head.starts(with: [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1])
+        case .rtf: return head.starts(with: Array("{\\rtf".utf8))
         default: return false
         }
     }

@@ -10,6 +10,12 @@ enum ImageExtractor {
 
     static func extract(_ data: Data, format: IngestFormat, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
         let path = try Extraction.scratchFile(data, named: "input.\(format.rawValue)", in: context)
+        return try await read(path, fileName: fileName, context: context)
+    }
+
+    /// The one-page document of the text tesseract reads in the image at `path` (also a decoded HEIC's).
+    /// - Throws: `INVALID_ARGUMENT` when it reads none.
+    static func read(_ path: String, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
         let output = try await recognize(path, fileName: fileName, context: context)
         var builder = DocumentBuilder()
         builder.page = 1
