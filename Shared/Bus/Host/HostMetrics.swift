@@ -23,15 +23,24 @@ public enum HostMetricNames {
 /// Only registered methods get their own label; everything else is counted under
 /// ``HostMetricNames/unknownMethod``, so the series are bounded by the contract.
 final class HostMetrics: Sendable {
-    private struct Series {
-        var methods: Set<String> = []
-        var latency: [String: CoreMetrics.Timer] = [:]
-        var counters: [CounterKey: Counter] = [:]
+    /// One method's series: its latency, its OK count (made with it) and its other codes'
+    /// counts (made when first needed), found with one lookup per request.
+    private final class MethodMeters: Sendable {
+        let methodName: String
+        let latency: CoreMetrics.Timer
+        let ok: Counter
+        let others = Mutex<[StatusCode: Counter]>([:])
+
+        init(service: String, method: String, factory: any MetricsFactory) {
+            methodName = method
+            latency = CoreMetrics.Timer(label: HostMetricNames.duration, dimensions: [("service", service), ("method", method)], factory: factory)
+            ok = HostMetrics.counter(service: service, method: method, code: .ok, factory: factory)
+        }
     }
 
-    private struct CounterKey: Hashable {
-        let method: String
-        let code: StatusCode
+    private struct Series {
+        var methods: Set<String> = []
+        var meters: [String: MethodMeters] = [:]
     }
 
     private let service: String
@@ -51,6 +60,10 @@ final class HostMetrics: Sendable {
         inFlight = Meter(label: HostMetricNames.inFlight, dimensions: [("service", service)], factory: factory)
     }
 
+    private static func counter(service: String, method: String, code: StatusCode, factory: any MetricsFactory) -> Counter {
+        Counter(label: HostMetricNames.requests, dimensions: [("service", service), ("method", method), ("code", code.name)], factory: factory)
+    }
+
     /// Lets `method` have its own series; called when its handler is registered.
     func register(_ method: String) {
         _ = series.withLock { $0.methods.insert(method) }
@@ -59,22 +72,25 @@ final class HostMetrics: Sendable {
     /// Records one answered request.
     func record(_ method: String, _ code: StatusCode, since started: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - started
-        let (counter, latency) = series.withLock { series in
-            let method = series.methods.contains(method) ? method : HostMetricNames.unknownMethod
-            let key = CounterKey(method: method, code: code)
-            let counter = series.counters[key] ?? {
-                let made = Counter(label: HostMetricNames.requests, dimensions: [("service", service), ("method", method), ("code", code.name)], factory: factory)
-                series.counters[key] = made
-                return made
-            }()
-            let latency = series.latency[method] ?? {
-                let made = CoreMetrics.Timer(label: HostMetricNames.duration, dimensions: [("service", service), ("method", method)], factory: factory)
-                series.latency[method] = made
-                return made
-            }()
-            return (counter, latency)
+        let meters = series.withLock { series in
+            if let meters = series.meters[method] { return meters }
+            let name = series.methods.contains(method) ? method : HostMetricNames.unknownMethod
+            let meters = series.meters[name] ?? MethodMeters(service: service, method: name, factory: factory)
+            series.meters[name] = meters
+            return meters
         }
-        counter.increment()
-        latency.recordMicroseconds(elapsed.wholeMicroseconds)
+        if code == .ok {
+            meters.ok.increment()
+        } else {
+            let counter = meters.others.withLock { others in
+                others[code] ?? {
+                    let made = Self.counter(service: service, method: meters.methodName, code: code, factory: factory)
+                    others[code] = made
+                    return made
+                }()
+            }
+            counter.increment()
+        }
+        meters.latency.recordMicroseconds(elapsed.wholeMicroseconds)
     }
 }
