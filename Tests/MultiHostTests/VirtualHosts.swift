@@ -140,7 +140,7 @@ final class VirtualHosts: Sendable {
         let listed = (try? ip("netns", "list")) ?? ""
         for line in listed.split(separator: "\n") {
             let name = String(line.split(separator: " ").first ?? "")
-            if name.hasPrefix(prefix) { try? ip("netns", "del", name) }
+            if name.hasPrefix(prefix) { _ = try? ip("netns", "del", name) }
         }
     }
 
@@ -148,7 +148,6 @@ final class VirtualHosts: Sendable {
 
     static let ipPath = "/usr/sbin/ip"
 
-    @discardableResult
     @discardableResult
     private static func ip(_ arguments: String...) throws -> String { try ip(arguments) }
 
