@@ -47,6 +47,10 @@ let package = Package(
         .target(name: "CThreads", path: "Shared/CThreads"),
         .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ"),
+        // External programs as subprocesses with time and resource limits (fork, setrlimit,
+        // execve: posix_spawn cannot): ingest's extraction tools, ai-gateway's ffmpeg.
+        .target(name: "CToolSpawn", path: "Shared/CToolSpawn"),
+        .target(name: "ToolProcess", dependencies: ["CToolSpawn"], path: "Shared/ToolProcess"),
         // The git commit stamped at build (BuildInfo in Bus).
         .target(name: "CBuildInfo", path: "Shared/CBuildInfo"),
         .target(
@@ -206,12 +210,10 @@ let package = Package(
         // MARK: ingest
         // ingest: stateless workers that turn uploaded files into text, chunks, summaries and
         // cards (any number of instances); a library with the logic and a thin main.
-        // Starts tools with resource limits (fork, setrlimit, execve: posix_spawn cannot).
-        .target(name: "CToolSpawn", path: "Services/ingest/CToolSpawn"),
         .target(
             name: "IngestCore",
             dependencies: [
-                "Bus", "CToolSpawn", "Threads", "Wire", "Contracts", "ServiceKit",
+                "Bus", "Threads", "ToolProcess", "Wire", "Contracts", "ServiceKit",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -318,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
+                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "ToolProcess", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
                 "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/IngestTests",
