@@ -49,6 +49,11 @@ let package = Package(
         // C libraries, each wrapped by exactly one Swift module.
         .systemLibrary(name: "CZMQ", path: "Shared/CZMQ"),
         .systemLibrary(name: "CCurl", path: "Shared/CCurl"),
+        // ai-gateway's offline speech: espeak-ng synthesises, pocketsphinx recognises (linked,
+        // not run per request; Debian libespeak-ng-dev, libpocketsphinx-dev).
+        .systemLibrary(name: "CEspeakNG", path: "Services/ai-gateway/CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(
+            name: "CPocketSphinx", path: "Services/ai-gateway/CPocketSphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev"])]),
 
         // Shared libraries. Wire is the protocol without a transport (status codes, headers,
         // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
@@ -64,6 +69,10 @@ let package = Package(
         .target(name: "CThreads", path: "Shared/CThreads"),
         .target(name: "Threads", dependencies: ["CThreads"], path: "Shared/Threads"),
         .target(name: "ZMQ", dependencies: ["CZMQ"], path: "Shared/ZMQ"),
+        // External programs as subprocesses with time and resource limits (fork, setrlimit,
+        // execve: posix_spawn cannot): ingest's extraction tools, ai-gateway's ffmpeg.
+        .target(name: "CToolSpawn", path: "Shared/CToolSpawn"),
+        .target(name: "ToolProcess", dependencies: ["CToolSpawn"], path: "Shared/ToolProcess"),
         // The git commit stamped at build (BuildInfo in Bus).
         .target(name: "CBuildInfo", path: "Shared/CBuildInfo"),
         .target(
@@ -176,7 +185,7 @@ let package = Package(
         .target(
             name: "AIGatewayCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                "Bus", "CEspeakNG", "CPocketSphinx", "Threads", "ToolProcess", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
@@ -234,12 +243,10 @@ let package = Package(
         // MARK: ingest
         // ingest: stateless workers that turn uploaded files into text, chunks, summaries and
         // cards (any number of instances); a library with the logic and a thin main.
-        // Starts tools with resource limits (fork, setrlimit, execve: posix_spawn cannot).
-        .target(name: "CToolSpawn", path: "Services/ingest/CToolSpawn"),
         .target(
             name: "IngestCore",
             dependencies: [
-                "Bus", "CToolSpawn", "Threads", "Wire", "Contracts", "ServiceKit",
+                "Bus", "Threads", "ToolProcess", "Wire", "Contracts", "ServiceKit",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
@@ -346,7 +353,7 @@ let package = Package(
         .testTarget(
             name: "IngestTests",
             dependencies: [
-                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
+                "IngestCore", "ingest", "StoreCore", "AIGatewayCore", "Bus", "Threads", "ToolProcess", "Wire", "Contracts", "ServiceKit", "HTTPClient", "BrokerCore",
                 "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             path: "Tests/IngestTests",

@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 @testable import IngestCore
 import TestSupport
+import ToolProcess
 import Testing
 import Wire
 

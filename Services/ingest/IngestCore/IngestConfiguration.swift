@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import ServiceKit
+import ToolProcess
 import Wire
 
 /// How chunks are cut (docs/services/ingest.md, "Chunking").
@@ -55,27 +56,6 @@ public struct ToolSettings: Sendable {
         self.ocrLanguages = ocrLanguages
         self.timeout = timeout
         self.limits = limits
-    }
-}
-
-/// The resource limits of one run of a tool (setrlimit in the tool's process): a hostile PDF or
-/// image must not take the worker's machine with it.
-public struct ToolLimits: Sendable, Equatable {
-    /// Address space (RLIMIT_AS), `INGEST_TOOL_MEMORY_MB`; an allocation beyond it fails.
-    public var memoryBytes: Int
-    /// CPU time (RLIMIT_CPU), `INGEST_TOOL_CPU_SECONDS`; the tool is stopped beyond it.
-    public var cpuSeconds: Int
-    /// The largest file it may write (RLIMIT_FSIZE), `INGEST_TOOL_MAX_FILE_MB`: a page pdftoppm renders.
-    public var fileBytes: Int
-    /// Open file descriptors (RLIMIT_NOFILE), `INGEST_TOOL_OPEN_FILES`.
-    public var openFiles: Int
-
-    /// 1 GiB of memory, 60 s of CPU, files up to 64 MiB, 64 open files.
-    public init(memoryBytes: Int = 1024 * 1024 * 1024, cpuSeconds: Int = 60, fileBytes: Int = 64 * 1024 * 1024, openFiles: Int = 64) {
-        self.memoryBytes = memoryBytes
-        self.cpuSeconds = cpuSeconds
-        self.fileBytes = fileBytes
-        self.openFiles = openFiles
     }
 }
 

@@ -3,6 +3,7 @@ import Contracts
 import Foundation
 import Logging
 import ServiceKit
+import ToolProcess
 import ServiceLifecycle
 import Wire
 
@@ -33,11 +34,11 @@ public final class IngestService: StudyBusService {
             "credit": "\(configuration.credit)", "concurrency": "\(configuration.concurrency)",
             "chunkTarget": "\(configuration.chunking.targetCharacters)", "chunkOverlap": "\(configuration.chunking.overlapCharacters)",
             "jobTimeout": "\(configuration.jobTimeout)", "stuckAfter": "\(configuration.stuckAfter)", "sweepInterval": "\(configuration.sweepInterval)",
-            "pdftotext": "\(ToolRunner.locate(configuration.tools.pdftotext) ?? "missing")",
-            "tesseract": "\(ToolRunner.locate(configuration.tools.tesseract) ?? "missing")",
-            "catdoc": "\(ToolRunner.locate(configuration.tools.catdoc) ?? "missing")",
-            "catppt": "\(ToolRunner.locate(configuration.tools.catppt) ?? "missing")",
-            "heif-convert": "\(ToolRunner.locate(configuration.tools.heifConvert) ?? "missing")",
+            "pdftotext": "\(ToolPath.locate(configuration.tools.pdftotext) ?? "missing")",
+            "tesseract": "\(ToolPath.locate(configuration.tools.tesseract) ?? "missing")",
+            "catdoc": "\(ToolPath.locate(configuration.tools.catdoc) ?? "missing")",
+            "catppt": "\(ToolPath.locate(configuration.tools.catppt) ?? "missing")",
+            "heif-convert": "\(ToolPath.locate(configuration.tools.heifConvert) ?? "missing")",
         ])
     }
 
