@@ -1,11 +1,13 @@
 # One image for every StudyBus process; the command chooses which one runs:
 #   docker run studybus broker        docker run studybus store        docker run studybus busctl services
 #
-# Build stage: the official Swift image, the C libraries' headers, a release build with the Swift
+# Build stage: the official Swift image, the C libraries' headers (espeak-ng and pocketsphinx for
+# ai-gateway's offline speech), a release build with the Swift
 # runtime linked statically so the run stage needs no Swift installation.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libzmq3-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev \
+        libespeak-ng-dev libpocketsphinx-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -30,8 +32,9 @@ RUN mkdir /out \
         swift build -c release --static-swift-stdlib --product "$product" && cp "$bin/$product" /out/ || exit 1; \
     done
 
-# Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader), the
-# extraction tools ingest uses, the sqlite3 shell for restores and checks (docs/operations.md),
+# Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader; espeak-ng
+# with its voices, pocketsphinx with its English model and ffmpeg for ai-gateway's offline
+# speech), the extraction tools ingest uses, the sqlite3 shell for restores and checks (docs/operations.md),
 # curl for the health checks (each process's /healthz), and a non-root user owning /data (each
 # service's volume is mounted there).
 FROM debian:bookworm-slim
@@ -44,6 +47,7 @@ LABEL org.opencontainers.image.title="StudyBus" \
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libzmq5 libsqlite3-0 libcurl4 libxml2 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng sqlite3 curl \
+        libespeak-ng1 espeak-ng-data libpocketsphinx3 pocketsphinx-en-us ffmpeg \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 studybus \
  && useradd --system --uid 10001 --gid studybus --home-dir /data --shell /usr/sbin/nologin studybus \

@@ -39,6 +39,11 @@ let package = Package(
         // C libraries, each wrapped by exactly one Swift module.
         .systemLibrary(name: "CZMQ", path: "Shared/CZMQ"),
         .systemLibrary(name: "CCurl", path: "Shared/CCurl"),
+        // ai-gateway's offline speech: espeak-ng synthesises, pocketsphinx recognises (linked,
+        // not run per request; Debian libespeak-ng-dev, libpocketsphinx-dev).
+        .systemLibrary(name: "CEspeakNG", path: "Services/ai-gateway/CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
+        .systemLibrary(
+            name: "CPocketSphinx", path: "Services/ai-gateway/CPocketSphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev"])]),
 
         // Shared libraries. Wire is the protocol without a transport (status codes, headers,
         // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
@@ -152,7 +157,7 @@ let package = Package(
         .target(
             name: "AIGatewayCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                "Bus", "CEspeakNG", "CPocketSphinx", "Threads", "ToolProcess", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),

@@ -58,7 +58,14 @@ public struct AIGatewayContract: ServiceContract {
     /// `transcribe`: audio in the attachment frame (≤ 5 MiB) to text.
     public let transcribe = Method<TranscribeRequest, TranscribeResponse>(
         Self.self, "transcribe",
-        "Transcribe the audio in the attachment frame (≤ 5 MiB) through a Whisper-compatible provider.", audience: .app)
+        "Transcribe the audio in the attachment frame (≤ 5 MiB): a Whisper-compatible provider, or offline (pocketsphinx, English) by default.", audience: .app)
+    /// `speak`: text to speech; the audio (WAV, or Ogg/Opus) in the reply's attachment frame.
+    public let speak = Method<SpeakRequest, SpeakResponse>(
+        Self.self, "speak",
+        "Text (≤ 5,000 characters) to speech: WAV 16-bit PCM or Ogg/Opus in the reply's attachment; offline (espeak-ng) unless a provider is configured.", audience: .app)
+    /// `voices`: the voices `speak` can use, per provider.
+    public let voices = Method<VoicesRequest, VoicesResponse>(
+        Self.self, "voices", "The voices speak can use: espeak-ng's installed voices, and OpenAI's when configured.", audience: .app)
     /// `usage`: requests, tokens, cache hits, errors and estimated cost per provider and model.
     public let usage = Method<UsageRequest, UsageResponse>(
         Self.self, "usage", "Requests, tokens, cache hits, errors and estimated cost per provider and model.", audience: .app)
@@ -85,6 +92,14 @@ public enum AIGatewayLimits {
     public static let textBytes = 2 * 1024 * 1024
     /// The largest audio attachment of `transcribe`: 5 MiB (MirrorBuddy's voice limit).
     public static let audioBytes = 5 * 1024 * 1024
+    /// The longest text `speak` takes, in characters (Unicode scalars).
+    public static let speechCharacters = 5000
+    /// The longest speech `speak` returns, in seconds (about 26 MB of WAV, within the bus's
+    /// 64 MiB messages); a text that would take longer at its rate is INVALID_ARGUMENT.
+    public static let speechSeconds = 600.0
+    /// The longest audio the offline recognizer transcribes, in seconds (decoding is about
+    /// real time on one core).
+    public static let offlineAudioSeconds = 300.0
     /// How many chunks one `flashcards.generate` call takes.
     public static let chunks = 2000
     /// How many messages a `chat` request may carry (only the last 5 go into the prompt).

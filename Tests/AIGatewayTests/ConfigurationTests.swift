@@ -15,13 +15,15 @@ struct ConfigurationTests {
         Environment(values.merging(["DATA_DIR": FileManager.default.temporaryDirectory.appending(path: "ai-gateway-configuration").path]) { given, _ in given })
     }
 
-    @Test("an empty environment means the local provider for everything and no transcription")
+    @Test("an empty environment means the local provider for everything, offline speech and transcription included")
     func defaults() throws {
         let configuration = try AIGatewayConfiguration(environment: Self.environment([:]))
         #expect(configuration.databaseURL.lastPathComponent == "ai-gateway.sqlite")
         #expect(configuration.remotes.isEmpty)
         #expect(configuration.routes[.chat] == ["local"])
-        #expect(configuration.routes[.transcribe] == [])
+        #expect(configuration.routes[.transcribe] == ["local"])
+        #expect(configuration.routes[.speak] == ["local"])
+        #expect(configuration.speech.variant == "f2" && configuration.speech.ffmpeg == "ffmpeg")
         #expect(configuration.intentCacheSize == 50)
     }
 
@@ -40,7 +42,14 @@ struct ConfigurationTests {
         #expect(configuration.routes[.summarize] == ["openai", "local"])
         #expect(configuration.routes[.chat] == ["gemini", "openai", "local"])
         #expect(configuration.routes[.transcribe] == ["openai"])
+        #expect(configuration.routes[.speak] == ["openai", "local"], "AI_ROUTE's providers that can speak")
+        #expect(configuration.openAI?.speechModel == "gpt-4o-mini-tts" && configuration.openAI?.speechVoice == "alloy")
+        #expect(configuration.openAI?.speechRequestsPerMinute == 50)
         #expect(configuration.intentCacheSize == 80)
+        let geminiFirst = try AIGatewayConfiguration(environment: Self.environment(["OPENAI_API_KEY": "k", "GEMINI_API_KEY": "g"]))
+        #expect(geminiFirst.routes[.speak] == ["openai", "local"], "Gemini cannot speak")
+        let offlineFallback = try AIGatewayConfiguration(environment: Self.environment(["OPENAI_API_KEY": "k", "AI_ROUTE_TRANSCRIBE": "openai,local"]))
+        #expect(offlineFallback.routes[.transcribe] == ["openai", "local"])
         let chatOnly = try AIGatewayConfiguration(environment: Self.environment(["AI_OPENAI_BASE_URL": "http://127.0.0.1:8080/v1", "AI_ROUTE_TRANSCRIBE": ""]))
         #expect(chatOnly.routes[.transcribe] == [] && chatOnly.openAI?.apiKey == nil)
         #expect(!"\(configuration)".contains("sk-env") && !"\(configuration)".contains("gm-from-file"), "keys never print")
@@ -54,6 +63,11 @@ struct ConfigurationTests {
         #expect(throws: BusError.self) {
             _ = try AIGatewayConfiguration(environment: Self.environment(["GEMINI_API_KEY": "k", "AI_ROUTE_TRANSCRIBE": "gemini"]))
         }
+        #expect(throws: BusError.invalidArgument("AI_ROUTE_SPEAK: 'gemini' cannot speak; only an OpenAI-compatible provider or local can")) {
+            _ = try AIGatewayConfiguration(environment: Self.environment(["GEMINI_API_KEY": "k", "AI_ROUTE_SPEAK": "gemini,local"]))
+        }
+        #expect(throws: BusError.self) { _ = try AIGatewayConfiguration(environment: Self.environment(["AI_SPEECH_VARIANT": "f2; rm"])) }
+        #expect(throws: BusError.self) { _ = try AIGatewayConfiguration(environment: Self.environment(["AI_FFMPEG_TIMEOUT_SECONDS": "0"])) }
         #expect(throws: BusError.self) { _ = try AIGatewayConfiguration(environment: Self.environment(["AI_GEMINI_RPM": "-1", "GEMINI_API_KEY": "k"])) }
     }
 

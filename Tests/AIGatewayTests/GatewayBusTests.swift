@@ -111,9 +111,9 @@ struct GatewayBusTests {
         }
     }
 
-    @Test("transcription without a Whisper-compatible provider fails with FAILED_PRECONDITION saying how to configure one")
+    @Test("transcription with an empty route (AI_ROUTE_TRANSCRIBE=) fails with FAILED_PRECONDITION saying how to configure one")
     func transcribeUnconfigured() async throws {
-        try await withGateway { world in
+        try await withGateway(routes: [.transcribe: []]) { world in
             let error = await #expect(throws: BusError.self) {
                 _ = try await world.call(AIGateway.transcribe, TranscribeRequest(), attachment: Data(repeating: 1, count: 100))
             }
@@ -193,7 +193,7 @@ struct GatewayBusTests {
             let providers = try await world.call(AIGateway.providers, Empty())
             #expect(providers.providers.map(\.name) == ["local"])
             #expect(providers.routes["chat"] == ["local"])
-            #expect(providers.routes["transcribe"] == [])
+            #expect(providers.routes["transcribe"] == ["local"] && providers.routes["speak"] == ["local"])
             let description = try await world.call(Reserved.describe("ai-gateway"), Empty())
             let names = Set(description.methods.map(\.name))
             for method in AIGateway.methods { #expect(names.contains(method.name), "\(method.name) is not served") }

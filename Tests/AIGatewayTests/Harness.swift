@@ -50,7 +50,7 @@ final class MockProvider: Sendable {
     var openAI: RemoteProviderConfiguration {
         RemoteProviderConfiguration(name: "openai", kind: .openai, baseURL: server.baseURL + "/v1", apiKey: APIKey("sk-test-openai-secret"),
                                     chatModel: "gpt-mock", transcriptionModel: "whisper-1", burst: 5,
-                                    prices: Prices(inputPerMillionTokens: 1, outputPerMillionTokens: 2, audioPerMinute: 0.006))
+                                    prices: Prices(inputPerMillionTokens: 1, outputPerMillionTokens: 2, audioPerMinute: 0.006, speechPerMillionCharacters: 15))
     }
 
     var gemini: RemoteProviderConfiguration {

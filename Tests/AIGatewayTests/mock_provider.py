@@ -2,24 +2,28 @@
 
 - OpenAI chat completions  POST /v1/chat/completions        JSON, or SSE `data:` lines ending in `data: [DONE]`
 - OpenAI transcription     POST /v1/audio/transcriptions    multipart/form-data in, verbose_json out
+- OpenAI speech            POST /v1/audio/speech            JSON in; audio out, chunked: raw 24 kHz 16-bit mono
+                           PCM for response_format "pcm", else a WAV (as the real API's "wav")
 - Gemini                   POST /v1beta/models/M:generateContent and :streamGenerateContent?alt=sse
                            (CRLF-separated events, roles user/model, RetryInfo.retryDelay in errors)
 
-Tests script what comes next with POST /_control/script {"route": "openai"|"gemini"|"whisper",
+Tests script what comes next with POST /_control/script {"route": "openai"|"gemini"|"whisper"|"speech",
 "steps": [...]}; each request on the route takes the next step (default: answer "mock answer").
 A step may set status, text, headers, retryDelay (Gemini), delayMs, chunkDelayMs, breakAfter
 (chunks sent before the connection is dropped), malformed (broken JSON), finishReason, usage,
-transcript. GET /_control/requests lists what arrived; POST /_control/reset forgets everything.
+transcript, seconds (of speech). GET /_control/requests lists what arrived; POST /_control/reset forgets everything.
 Prints its port, then serves."""
 import json
+import math
 import socket
+import struct
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LOCK = threading.Lock()
-SCRIPTS = {"openai": [], "gemini": [], "whisper": []}
+SCRIPTS = {"openai": [], "gemini": [], "whisper": [], "speech": []}
 REQUESTS = []
 
 
@@ -151,6 +155,8 @@ class Handler(BaseHTTPRequestHandler):
             self.openai_chat(record.get("json") or {})
         elif self.path.startswith("/v1/audio/transcriptions"):
             self.whisper(record.get("form") or {})
+        elif self.path.startswith("/v1/audio/speech"):
+            self.speech(record.get("json") or {})
         elif self.path.startswith("/v1beta/models/"):
             self.gemini(":streamGenerateContent" in self.path)
         else:
@@ -236,6 +242,30 @@ class Handler(BaseHTTPRequestHandler):
                 {"id": 1, "seek": 0, "start": 1.6, "end": 4.2, "text": " materials", "avg_logprob": -0.3, "no_speech_prob": 0.02},
             ]}
         self.send_json(200, transcript)
+
+    def speech(self, request):
+        step = next_step("speech")
+        time.sleep(step.get("delayMs", 0) / 1000)
+        if step.get("status", 200) != 200:
+            return self.error_reply(step, gemini=False)
+        if not request.get("input") or not request.get("voice") or not request.get("model"):
+            return self.error_reply({"status": 400, "text": "model, input and voice are required"}, gemini=False)
+        rate = 24000
+        count = int(step.get("seconds", 1.0) * rate)
+        pcm = b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * 220 * i / rate))) for i in range(count))
+        if request.get("response_format") == "pcm":
+            body, content_type = pcm, "audio/pcm"
+        else:  # the real API's WAV has 0xFFFFFFFF sizes: it is streamed
+            body = b"RIFF" + struct.pack("<I", 0xFFFFFFFF) + b"WAVEfmt " + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16) \
+                + b"data" + struct.pack("<I", 0xFFFFFFFF) + pcm
+            content_type = "audio/wav"
+        self.send_response(200)
+        self.send_header("content-type", content_type)
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        for start in range(0, len(body), 8192):
+            self.chunk(body[start:start + 8192])
+        self.end_stream()
 
 
 class Server(ThreadingHTTPServer):

@@ -1,3 +1,4 @@
+import AIGatewayCore
 import Bus
 import Contracts
 import Foundation
@@ -226,9 +227,9 @@ struct FailureTests {
         }
     }
 
-    @Test("audio without a transcription provider fails FAILED_PRECONDITION saying how to configure one")
+    @Test("audio without a transcription provider (AI_ROUTE_TRANSCRIBE=) fails FAILED_PRECONDITION saying how to configure one")
     func noTranscriptionProvider() async throws {
-        try await withIngest { world in
+        try await withIngest(gateway: { AIGatewayConfiguration(databaseURL: $0, routes: [.transcribe: []]) }) { world in
             let error = try #require(try await world.submitFailure("speech.wav"))
             #expect(error.code == .failedPrecondition)
             #expect(error.message.contains("ai-gateway could not transcribe 'speech.wav'"))

@@ -6,7 +6,7 @@ import Wire
 
 /// The gateway's methods that go through a provider, each with its own fallback chain.
 public enum GatewayTask: String, CaseIterable, Sendable {
-    case summarize, keywords, flashcards, reflect, encourage, thought, chat, transcribe
+    case summarize, keywords, flashcards, reflect, encourage, thought, chat, transcribe, speak
 
     /// The method's name on the bus.
     public var method: String { self == .flashcards ? "flashcards.generate" : rawValue }
@@ -31,11 +31,14 @@ public struct Prices: Sendable, Equatable {
     public var inputPerMillionTokens: Double
     public var outputPerMillionTokens: Double
     public var audioPerMinute: Double
+    /// Speech synthesis, per million characters of text.
+    public var speechPerMillionCharacters: Double
 
-    public init(inputPerMillionTokens: Double = 0, outputPerMillionTokens: Double = 0, audioPerMinute: Double = 0) {
+    public init(inputPerMillionTokens: Double = 0, outputPerMillionTokens: Double = 0, audioPerMinute: Double = 0, speechPerMillionCharacters: Double = 0) {
         self.inputPerMillionTokens = inputPerMillionTokens
         self.outputPerMillionTokens = outputPerMillionTokens
         self.audioPerMinute = audioPerMinute
+        self.speechPerMillionCharacters = speechPerMillionCharacters
     }
 
     func cost(_ usage: TokenUsage) -> Double {
@@ -54,10 +57,15 @@ public struct RemoteProviderConfiguration: Sendable {
     public var chatModel: String
     /// Whisper-style transcription model (OpenAI-compatible only).
     public var transcriptionModel: String?
+    /// Text-to-speech model and default voice (OpenAI-compatible only).
+    public var speechModel: String?
+    public var speechVoice: String?
     /// The chat token bucket's rate; nil for no limit.
     public var requestsPerMinute: Int?
     /// The transcription token bucket's rate; nil for no limit.
     public var transcriptionRequestsPerMinute: Int?
+    /// The speech token bucket's rate; nil for no limit.
+    public var speechRequestsPerMinute: Int?
     /// Requests the buckets let through at once after a quiet spell.
     public var burst: Int
     public var prices: Prices
@@ -67,7 +75,7 @@ public struct RemoteProviderConfiguration: Sendable {
     public init(
         name: String, kind: ProviderKind, baseURL: String, apiKey: APIKey?, chatModel: String, transcriptionModel: String? = nil,
         requestsPerMinute: Int? = nil, transcriptionRequestsPerMinute: Int? = nil, burst: Int = 5, prices: Prices = Prices(),
-        caFile: String? = nil
+        caFile: String? = nil, speechModel: String? = nil, speechVoice: String? = nil, speechRequestsPerMinute: Int? = nil
     ) {
         self.name = name
         self.kind = kind
@@ -80,6 +88,33 @@ public struct RemoteProviderConfiguration: Sendable {
         self.burst = burst
         self.prices = prices
         self.caFile = caFile
+        self.speechModel = speechModel
+        self.speechVoice = speechVoice
+        self.speechRequestsPerMinute = speechRequestsPerMinute
+    }
+}
+
+/// The offline speech engines and the audio tool (docs/services/ai-gateway.md, "Speech").
+public struct SpeechSettings: Sendable {
+    /// The espeak-ng variant local speech uses when the request names no voice
+    /// (`AI_SPEECH_VARIANT`, default `f2`: clearer, and the one pocketsphinx understands best);
+    /// empty (`none` in the environment) for the voice's own.
+    public var variant = "f2"
+    /// The folder of pocketsphinx's model (`AI_POCKETSPHINX_MODEL`).
+    public var pocketsphinxModel = "/usr/share/pocketsphinx/model/en-us"
+    /// ffmpeg, for decoding uploads and encoding Opus (`AI_FFMPEG`, `AI_FFMPEG_TIMEOUT_SECONDS`).
+    var converter = AudioConverter()
+
+    public init() {}
+
+    public var ffmpeg: String {
+        get { converter.command }
+        set { converter.command = newValue }
+    }
+
+    public var ffmpegTimeout: Duration {
+        get { converter.timeout }
+        set { converter.timeout = newValue }
     }
 }
 
@@ -140,6 +175,8 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
     public var ledgerFlushInterval: Duration = .seconds(1)
     /// Requests served at once.
     public var credit = 32
+    /// Offline speech: espeak-ng's default variant, pocketsphinx's model, ffmpeg.
+    public var speech = SpeechSettings()
     /// "Now" for the cache's expiry, the ledger's days and command patterns; a seam for tests.
     public var wallClock: any WallClock = SystemWallClock()
 
@@ -157,14 +194,24 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
     /// The remote providers configured, by name.
     public var remotes: [RemoteProviderConfiguration] { [gemini, openAI].compactMap { $0 } }
 
-    /// Every configured remote provider (Gemini first), then local; transcription only through
-    /// OpenAI-compatible providers.
+    /// Every configured remote provider (Gemini first), then local; speech through OpenAI, then
+    /// local; transcription through OpenAI when it is configured, else offline (local).
     public static func defaultRoutes(openAI: RemoteProviderConfiguration?, gemini: RemoteProviderConfiguration?) -> [GatewayTask: [String]] {
         let chain = [gemini, openAI].compactMap { $0?.name } + ["local"]
         var routes: [GatewayTask: [String]] = [:]
         for task in GatewayTask.allCases { routes[task] = chain }
-        routes[.transcribe] = openAI.map { [$0.name] } ?? []
+        routes[.transcribe] = [openAI?.name ?? "local"]
+        routes[.speak] = [openAI?.name, "local"].compactMap { $0 }
         return routes
+    }
+
+    /// The providers that can do `task`, when only some can: speech and transcription need an
+    /// OpenAI-compatible provider or the offline engines.
+    static func capable(of task: GatewayTask, openAI: RemoteProviderConfiguration?) -> Set<String>? {
+        switch task {
+        case .transcribe, .speak: Set([openAI?.name, "local"].compactMap { $0 })
+        default: nil
+        }
     }
 
     /// Reads `DATA_DIR` and the providers, routes, retries, cache and credit settings;
@@ -185,11 +232,17 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
             if let text = environment.values[task.routeVariable] {
                 routes[task] = try Self.parseRoute(text, variable: task.routeVariable, configured: configured)
             } else if let defaultChain, task != .transcribe {
-                routes[task] = defaultChain
+                // AI_ROUTE's providers that can do the task (Gemini cannot speak).
+                let capable = Self.capable(of: task, openAI: openAI)
+                routes[task] = defaultChain.filter { capable?.contains($0) ?? true }
             }
         }
-        for name in routes[.transcribe] ?? [] where name != openAI?.name {
-            throw .invalidArgument("AI_ROUTE_TRANSCRIBE: '\(name)' cannot transcribe; only an OpenAI-compatible (Whisper) provider can")
+        for task in [GatewayTask.transcribe, .speak] {
+            for name in routes[task] ?? [] where !(Self.capable(of: task, openAI: openAI)?.contains(name) ?? true) {
+                throw .invalidArgument(task == .transcribe
+                    ? "AI_ROUTE_TRANSCRIBE: '\(name)' cannot transcribe; only an OpenAI-compatible (Whisper) provider or local can"
+                    : "AI_ROUTE_SPEAK: '\(name)' cannot speak; only an OpenAI-compatible provider or local can")
+            }
         }
         retry = RetryPolicy(
             maxRetries: try environment.int("AI_MAX_RETRIES", default: 2, in: 0...10),
@@ -202,6 +255,14 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
         diskCacheEntries = try environment.int("AI_CACHE_DISK_ENTRIES", default: 20_000, in: 0...10_000_000)
         intentCacheSize = try environment.int("AI_INTENT_CACHE_SIZE", default: 50, in: 1...100_000)
         credit = try environment.int("AI_CREDIT", default: 32, in: 1...1024)
+        let variant = environment.string("AI_SPEECH_VARIANT", default: "f2")
+        speech.variant = variant == "none" ? "" : variant
+        guard speech.variant.isEmpty || SpeakRequest.isVoiceName(speech.variant) else {
+            throw .invalidArgument("AI_SPEECH_VARIANT must be an espeak-ng variant name such as f2, got '\(speech.variant)'")
+        }
+        speech.pocketsphinxModel = environment.string("AI_POCKETSPHINX_MODEL", default: "/usr/share/pocketsphinx/model/en-us")
+        speech.ffmpeg = environment.string("AI_FFMPEG", default: "ffmpeg")
+        speech.ffmpegTimeout = .seconds(try environment.int("AI_FFMPEG_TIMEOUT_SECONDS", default: 30, in: 1...3600))
     }
 
     private static func parseRoute(_ text: String, variable: String, configured: Set<String>) throws(BusError) -> [String] {
@@ -229,6 +290,11 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
         return number
     }
 
+    private static func voice(_ name: String) throws(BusError) -> String {
+        guard SpeakRequest.isVoiceName(name) else { throw .invalidArgument("AI_OPENAI_VOICE must be a voice name such as alloy, got '\(name)'") }
+        return name
+    }
+
     private static func rate(_ environment: Environment, _ variable: String, default value: Int) throws(BusError) -> Int? {
         let rate = try environment.int(variable, default: value, in: 0...1_000_000)
         return rate == 0 ? nil : rate
@@ -248,8 +314,12 @@ public struct AIGatewayConfiguration: ServiceConfiguration {
             prices: Prices(
                 inputPerMillionTokens: try number(environment, "AI_OPENAI_PRICE_INPUT", default: 0.15),
                 outputPerMillionTokens: try number(environment, "AI_OPENAI_PRICE_OUTPUT", default: 0.60),
-                audioPerMinute: try number(environment, "AI_WHISPER_PRICE_PER_MINUTE", default: 0.006)),
-            caFile: environment.optionalString("AI_OPENAI_CA_FILE"))
+                audioPerMinute: try number(environment, "AI_WHISPER_PRICE_PER_MINUTE", default: 0.006),
+                speechPerMillionCharacters: try number(environment, "AI_OPENAI_SPEECH_PRICE", default: 15)),
+            caFile: environment.optionalString("AI_OPENAI_CA_FILE"),
+            speechModel: environment.string("AI_OPENAI_SPEECH_MODEL", default: "gpt-4o-mini-tts"),
+            speechVoice: try voice(environment.string("AI_OPENAI_VOICE", default: "alloy")),
+            speechRequestsPerMinute: try rate(environment, "AI_OPENAI_SPEECH_RPM", default: 50))
     }
 
     private static func geminiConfiguration(_ environment: Environment) throws(BusError) -> RemoteProviderConfiguration? {

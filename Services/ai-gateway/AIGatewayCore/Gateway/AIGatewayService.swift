@@ -18,6 +18,7 @@ public final class AIGatewayService: StudyBusService {
     let chat: ChatMethods
     let intents: IntentMethods
     let transcription: TranscriptionMethods
+    let speech: SpeechMethods
     let providers: ProviderMethods
     private let http: HTTPClient
     private let maintenance: GatewayMaintenance
@@ -40,7 +41,8 @@ public final class AIGatewayService: StudyBusService {
         encouragement = EncouragementMethods(dispatcher: dispatcher)
         chat = ChatMethods(dispatcher: dispatcher, bus: owner.bus)
         intents = IntentMethods(engine: IntentEngine(cacheSize: configuration.intentCacheSize, store: IntentStore(database: database)), clock: clock)
-        transcription = TranscriptionMethods(dispatcher: dispatcher)
+        transcription = TranscriptionMethods(dispatcher: dispatcher, settings: configuration.speech)
+        speech = SpeechMethods(dispatcher: dispatcher, settings: configuration.speech)
         providers = ProviderMethods(configuration: configuration, ledger: ledger)
 
         let handlers = owner.host.handlers(for: self)
@@ -49,6 +51,7 @@ public final class AIGatewayService: StudyBusService {
         ChatMethods.register(handlers)
         IntentMethods.register(handlers)
         TranscriptionMethods.register(handlers)
+        SpeechMethods.register(handlers)
         ProviderMethods.register(handlers)
 
         logger.info("providers", metadata: [

@@ -30,15 +30,23 @@ final class Dispatcher: Sendable {
     let configuration: AIGatewayConfiguration
     let chatProviders: [String: any ChatProvider]
     let transcribers: [String: any TranscriptionProvider]
+    let speakers: [String: any SpeechProvider]
     let buckets: [String: TokenBucket]
     private let prices: [String: Prices]
     let cache: ResponseCache
+    /// Speech, in memory only: audio is large (``speechCacheEntries`` of at most
+    /// ``speechCacheBytes`` each).
+    let speechCache: ResponseCache
     let ledger: UsageLedger
+
+    static let speechCacheEntries = 64
+    static let speechCacheBytes = 1024 * 1024
 
     init(configuration: AIGatewayConfiguration, http: HTTPClient, cache: ResponseCache, ledger: UsageLedger) {
         self.configuration = configuration
         var chat: [String: any ChatProvider] = [:]
         var transcribers: [String: any TranscriptionProvider] = [:]
+        var speakers: [String: any SpeechProvider] = [:]
         var buckets: [String: TokenBucket] = [:]
         var prices: [String: Prices] = [:]
         for remote in configuration.remotes {
@@ -47,6 +55,7 @@ final class Dispatcher: Sendable {
                 let provider = OpenAIProvider(configuration: remote, http: http)
                 chat[remote.name] = provider
                 transcribers[remote.name] = provider
+                speakers[remote.name] = provider
             case .gemini:
                 chat[remote.name] = GeminiProvider(configuration: remote, http: http)
             case .local:
@@ -56,13 +65,17 @@ final class Dispatcher: Sendable {
             if let rate = remote.transcriptionRequestsPerMinute {
                 buckets[remote.name + ".transcribe"] = TokenBucket(perMinute: rate, burst: remote.burst)
             }
+            if let rate = remote.speechRequestsPerMinute { buckets[remote.name + ".speech"] = TokenBucket(perMinute: rate, burst: remote.burst) }
             prices[remote.name] = remote.prices
         }
         chatProviders = chat
         self.transcribers = transcribers
+        self.speakers = speakers
         self.buckets = buckets
         self.prices = prices
         self.cache = cache
+        speechCache = ResponseCache(database: nil, ttl: configuration.cacheTTL, memoryEntries: Self.speechCacheEntries, diskEntries: 0,
+                                    clock: configuration.wallClock, logger: cache.logger)
         self.ledger = ledger
     }
 
@@ -71,13 +84,17 @@ final class Dispatcher: Sendable {
     ///   `FAILED_PRECONDITION` when the route is empty.
     func chain(for task: GatewayTask, pinned: String?) throws(BusError) -> [String] {
         if let pinned {
-            let known = task == .transcribe ? Array(transcribers.keys) : ["local"] + chatProviders.keys
-            return [try Field.oneOf(pinned, "provider", known.sorted())]
+            let remotes: [String] = switch task {
+            case .transcribe: Array(transcribers.keys)
+            case .speak: Array(speakers.keys)
+            default: Array(chatProviders.keys)
+            }
+            return [try Field.oneOf(pinned, "provider", (["local"] + remotes).sorted())]
         }
         let route = configuration.routes[task] ?? ["local"]
         guard !route.isEmpty else {
             throw .failedPrecondition(task == .transcribe
-                ? "no transcription provider is configured: set OPENAI_API_KEY (or AI_OPENAI_BASE_URL for a Whisper-compatible server) — see docs/services/ai-gateway.md"
+                ? "no transcription provider is configured (AI_ROUTE_TRANSCRIBE is empty): set it to local, or set OPENAI_API_KEY (or AI_OPENAI_BASE_URL for a Whisper-compatible server) — see docs/services/ai-gateway.md"
                 : "no provider is configured for \(task.method): set \(task.routeVariable) or AI_ROUTE")
         }
         return route
@@ -123,11 +140,19 @@ final class Dispatcher: Sendable {
         throw Self.exhausted(task, failures)
     }
 
-    /// Transcribes along the `transcribe` route (OpenAI-compatible providers only; no cache:
-    /// the audio is the prompt and is rarely sent twice).
-    func transcribe(_ audio: Data, request: TranscribeRequest, scope: CallScope) async throws(BusError) -> (Transcript, GenerationInfo) {
+    /// Transcribes along the `transcribe` route: OpenAI-compatible providers, and `local`
+    /// (offline, `local`'s errors are the call's). No cache: the audio is the prompt and is
+    /// rarely sent twice.
+    func transcribe(
+        _ audio: Data, request: TranscribeRequest, scope: CallScope, local: @Sendable () async throws(BusError) -> Transcript
+    ) async throws(BusError) -> (Transcript, GenerationInfo) {
         var failures: [ProviderFailure] = []
         for name in try chain(for: .transcribe, pinned: request.provider) {
+            if name == "local" {
+                let transcript = try await local()
+                ledger.record(user: scope.user, provider: name, model: OfflineSpeech.recognitionModel, .init(requests: 1, audioSeconds: transcript.duration))
+                return (transcript, GenerationInfo(provider: name, model: OfflineSpeech.recognitionModel, usage: TokenUsage(estimated: true), fallbacks: failures))
+            }
             guard let provider = transcribers[name] else { continue }
             do {
                 let transcript = try await attempt(name, bucket: buckets[name + ".transcribe"], scope: scope) { timeout throws(ProviderError) in
@@ -143,6 +168,46 @@ final class Dispatcher: Sendable {
             }
         }
         throw Self.exhausted(.transcribe, failures)
+    }
+
+    /// Speaks along the `speak` route: for each provider the speech cache, its rate limit,
+    /// the call with retries; `local` (espeak-ng) last, whose errors are the call's.
+    func speak(
+        _ input: SpeechInput, pinned: String?, scope: CallScope, local: @Sendable () async throws(BusError) -> SpeechAudio
+    ) async throws(BusError) -> (SpeechAudio, GenerationInfo) {
+        var failures: [ProviderFailure] = []
+        for name in try chain(for: .speak, pinned: pinned) {
+            let provider = speakers[name]
+            guard provider != nil || name == "local" else { continue }
+            let model = provider?.speechModel ?? OfflineSpeech.synthesisModel
+            let key = CacheKey(provider: name, model: model, prompt: CacheInput.of(.speak, input))
+            if let cached = speechCache.get(key).flatMap(CachedSpeech.decode) {
+                ledger.record(user: scope.user, provider: name, model: model, .init(requests: 1, cacheHits: 1))
+                return (cached, GenerationInfo(provider: name, model: model, cached: true, usage: TokenUsage(estimated: true), fallbacks: failures))
+            }
+            let audio: SpeechAudio
+            if let provider {
+                do {
+                    audio = try await attempt(name, bucket: buckets[name + ".speech"], scope: scope) { timeout throws(ProviderError) in
+                        try await provider.speak(input, timeout: timeout)
+                    }
+                } catch {
+                    failures.append(failure(name, error, scope: scope, model: model))
+                    if Task.isCancelled { throw .cancelled("the request was cancelled") }
+                    continue
+                }
+            } else {
+                audio = try await local()
+            }
+            guard audio.duration <= AIGatewayLimits.speechSeconds else {
+                throw Field.invalid("text", "would take more than \(Int(AIGatewayLimits.speechSeconds)) s to say at this rate; send less text or a higher rate")
+            }
+            if let data = CachedSpeech.encode(audio), data.count <= Self.speechCacheBytes { speechCache.put(key, data, persist: false) }
+            let cost = (prices[name]?.speechPerMillionCharacters ?? 0) * Double(input.text.unicodeScalars.count) / 1_000_000
+            ledger.record(user: scope.user, provider: name, model: model, .init(requests: 1, audioSeconds: audio.duration, costUSD: cost))
+            return (audio, GenerationInfo(provider: name, model: model, usage: TokenUsage(estimated: true), fallbacks: failures))
+        }
+        throw Self.exhausted(.speak, failures)
     }
 
     /// Runs local work; long texts (tens of milliseconds and more) off the cooperative pool.

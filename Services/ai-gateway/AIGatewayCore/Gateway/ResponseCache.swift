@@ -89,7 +89,7 @@ final class ResponseCache: Sendable {
     private let ttl: TimeInterval
     private let diskEntries: Int
     private let clock: any WallClock
-    private let logger: Logger
+    let logger: Logger
 
     init(database: ServiceDatabase?, ttl: TimeInterval, memoryEntries: Int, diskEntries: Int, clock: any WallClock, logger: Logger) {
         memory = Mutex(LRUCache(capacity: max(1, memoryEntries)))

@@ -6,17 +6,23 @@ import Wire
 
 /// Any server speaking OpenAI's API: chat completions (`POST {base}/chat/completions`, JSON or
 /// server-sent events ending in `data: [DONE]`) and Whisper-style transcription
-/// (`POST {base}/audio/transcriptions`, multipart, `verbose_json`).
-struct OpenAIProvider: ChatProvider, TranscriptionProvider {
+/// (`POST {base}/audio/transcriptions`, multipart, `verbose_json`) and speech
+/// (`POST {base}/audio/speech`, JSON in, raw PCM out).
+struct OpenAIProvider: ChatProvider, TranscriptionProvider, SpeechProvider {
     let configuration: RemoteProviderConfiguration
     let http: HTTPClient
 
     var name: String { configuration.name }
     var model: String { configuration.chatModel }
     var transcriptionModel: String { configuration.transcriptionModel ?? "whisper-1" }
+    var speechModel: String { configuration.speechModel ?? "gpt-4o-mini-tts" }
+    /// OpenAI's voices, and the configured one (a compatible server may have others).
+    var speechVoices: [String] { Self.voices + [configuration.speechVoice].compactMap { $0 }.filter { !Self.voices.contains($0) } }
 
-    private func request(path: String, contentType: String, body: Data, timeout: Duration, stream: Bool = false) -> HTTPRequest {
-        var headers: [(name: String, value: String)] = [("content-type", contentType), ("accept", stream ? "text/event-stream" : "application/json")]
+    private func request(path: String, contentType: String, body: Data, timeout: Duration, stream: Bool = false, accept: String? = nil) -> HTTPRequest {
+        var headers: [(name: String, value: String)] = [
+            ("content-type", contentType), ("accept", accept ?? (stream ? "text/event-stream" : "application/json")),
+        ]
         if let key = configuration.apiKey { headers.append(("authorization", "Bearer " + key.value)) }
         return HTTPRequest(method: "POST", url: configuration.baseURL + path, headers: headers, body: body,
                            timeout: timeout, connectTimeout: min(timeout, .seconds(10)), caFile: configuration.caFile)
@@ -128,6 +134,43 @@ struct OpenAIProvider: ChatProvider, TranscriptionProvider {
         }
         let duration = ProviderHTTP.seconds(json["duration"]) ?? segments.last?.end ?? 0
         return Transcript(text: text.trimmingCharacters(in: .whitespaces), language: json["language"]?.stringValue, duration: duration, segments: segments)
+    }
+
+    // MARK: Speech
+
+    /// OpenAI's voices (it has no endpoint that lists them).
+    static let voices = ["alloy", "ash", "ballad", "coral", "echo", "fable", "nova", "onyx", "sage", "shimmer", "verse"]
+    /// The longest `input` `/audio/speech` takes.
+    static let speechCharacters = 4096
+    /// `response_format: pcm` is 24 kHz, 16-bit signed little-endian, mono, without a header.
+    static let speechSampleRate = 24_000
+
+    /// Speech from `/audio/speech` as raw PCM, so that its length is known and it is encoded
+    /// (WAV or Opus) the same way as local speech. The voice is the caller's if it is one of
+    /// ``speechVoices``, else the configured one; `pitch` has no equivalent and is not sent.
+    func speak(_ input: SpeechInput, timeout: Duration) async throws(ProviderError) -> SpeechAudio {
+        guard input.text.count <= Self.speechCharacters else {
+            throw .unusable("\(name) speaks at most \(Self.speechCharacters) characters at once, the text has \(input.text.count)")
+        }
+        let voice = input.voice.flatMap { speechVoices.contains($0) ? $0 : nil } ?? configuration.speechVoice ?? "alloy"
+        var body: [String: JSONValue] = [
+            "model": .string(speechModel), "input": .string(input.text), "voice": .string(voice), "response_format": .string("pcm"),
+        ]
+        if input.rate != 1 { body["speed"] = .double(input.rate) }
+        var request = request(path: "/audio/speech", contentType: "application/json", body: JSONValue.object(body).jsonData, timeout: timeout, accept: "audio/pcm")
+        // The longest speech a reply may carry, and no more from a provider that sends more.
+        request.maximumBodyBytes = Int(AIGatewayLimits.speechSeconds) * Self.speechSampleRate * 2 + 1
+        let response: HTTPResponse
+        do { response = try await http.send(request) } catch { throw .transport(error) }
+        guard (200..<300).contains(response.status) else {
+            throw ProviderHTTP.error(from: response.status, headers: response.headers, body: response.body).redacting(configuration.apiKey)
+        }
+        if response.headers["content-type"]?.hasPrefix("application/json") == true {
+            throw .malformed("\(name) answered speech with JSON instead of audio: \(String(decoding: response.body.prefix(200), as: UTF8.self))")
+        }
+        guard !response.bodyTruncated else { throw .malformed("\(name) answered more than \(Int(AIGatewayLimits.speechSeconds)) s of speech") }
+        guard response.body.count >= 2 else { throw .malformed("\(name) answered speech without audio") }
+        return SpeechAudio(samples: WAV.samples(fromPCM: response.body), sampleRate: Self.speechSampleRate, voice: voice)
     }
 
     /// The caller's file name as it may stand between the quotes of the part's

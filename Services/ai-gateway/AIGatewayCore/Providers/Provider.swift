@@ -45,6 +45,8 @@ struct Transcript: Sendable, Equatable {
     var language: String?
     var duration: Double
     var segments: [TranscriptSegment]
+    /// Other readings, when the provider gives any.
+    var alternatives: [String] = []
 }
 
 /// A provider of speech-to-text (Whisper-compatible).
@@ -52,6 +54,25 @@ protocol TranscriptionProvider: Sendable {
     var name: String { get }
     var transcriptionModel: String { get }
     func transcribe(_ audio: Data, request: TranscribeRequest, timeout: Duration) async throws(ProviderError) -> Transcript
+}
+
+/// What a speech provider is asked: the request's checked fields with defaults applied.
+struct SpeechInput: Codable, Sendable, Equatable {
+    var text: String
+    var language: String
+    /// The voice asked for, when the caller named one.
+    var voice: String?
+    var rate: Double
+    var pitch: Double
+}
+
+/// A provider of text-to-speech (OpenAI-compatible `/audio/speech`).
+protocol SpeechProvider: Sendable {
+    var name: String { get }
+    var speechModel: String { get }
+    /// The voices it has, for `voices` and to tell whether a requested voice is its own.
+    var speechVoices: [String] { get }
+    func speak(_ input: SpeechInput, timeout: Duration) async throws(ProviderError) -> SpeechAudio
 }
 
 /// Why one provider failed to answer.

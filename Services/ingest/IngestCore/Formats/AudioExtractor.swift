@@ -3,7 +3,7 @@ import Contracts
 import Foundation
 import Wire
 
-/// WAV, MP3, M4A: transcribed by ai-gateway's `transcribe` (a Whisper-compatible provider);
+/// WAV, MP3, M4A: transcribed by ai-gateway's `transcribe` (Whisper-compatible, or offline);
 /// each segment becomes a timed cue, so chunks carry start and end seconds.
 enum AudioExtractor {
     static func extract(_ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {

@@ -1,0 +1,195 @@
+import Bus
+import CPocketSphinx
+import Contracts
+import Foundation
+import Synchronization
+import Wire
+
+/// Offline English speech recognition with pocketsphinx (linked, libpocketsphinx) and its US
+/// English model (Debian pocketsphinx-en-us): no network, no key. Far less accurate than Whisper
+/// (docs/services/ai-gateway.md has word error rates), but `transcribe` works out of the box.
+///
+/// Loading the model takes about a second and tens of megabytes, so there is one decoder per
+/// model folder and process, made on first use. A decoder may be used by one thread at a time:
+/// it lives on a thread of its own (``EngineThread``) and decodes one recording after another.
+final class PocketSphinxRecognizer: Sendable {
+    /// Samples per second the model was trained on.
+    static let sampleRate = 16_000
+    /// pocketsphinx's frames per second (`-frate`).
+    static let framesPerSecond = 100.0
+
+    /// The folder with `en-us/` (acoustic model), `en-us.lm.bin` and `cmudict-en-us.dict`.
+    let modelDirectory: String
+    private let thread = EngineThread<Decoder>(name: "ai-sphinx")
+
+    private init(modelDirectory: String) {
+        self.modelDirectory = modelDirectory
+    }
+
+    private static let recognizers = Mutex<[String: PocketSphinxRecognizer]>([:])
+
+    /// The process's recognizer for `modelDirectory`.
+    static func shared(modelDirectory: String) -> PocketSphinxRecognizer {
+        recognizers.withLock { recognizers in
+            if let recognizer = recognizers[modelDirectory] { return recognizer }
+            let recognizer = PocketSphinxRecognizer(modelDirectory: modelDirectory)
+            recognizers[modelDirectory] = recognizer
+            return recognizer
+        }
+    }
+
+    /// What one recording said.
+    struct Recognition: Sendable, Equatable {
+        var text: String
+        /// Phrases between pauses, with the mean of their words' posterior probabilities.
+        var segments: [TranscriptSegment]
+        /// Other readings from the N-best list, best first, without the text itself.
+        var alternatives: [String]
+        var duration: Double
+    }
+
+    /// Recognizes `samples` (16 kHz mono).
+    /// - Throws: `FAILED_PRECONDITION` when the model is not installed, `DEADLINE_EXCEEDED`
+    ///   when the deadline passes before or while decoding.
+    func recognize(_ samples: [Int16], deadline: ContinuousClock.Instant) async throws(BusError) -> Recognition {
+        let directory = modelDirectory
+        let result = await thread.run { decoder -> Result<Recognition, BusError> in
+            guard ContinuousClock.now < deadline else { return .failure(.deadlineExceeded("the deadline passed while waiting for the offline recognizer")) }
+            do throws(BusError) {
+                if decoder == nil { decoder = try Decoder(modelDirectory: directory) }
+                return .success(try decoder!.recognize(samples, deadline: deadline))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// A pocketsphinx decoder; only ever touched on the recognizer's thread.
+    final class Decoder {
+        private let decoder: OpaquePointer
+
+        init(modelDirectory: String) throws(BusError) {
+            let files = ["en-us", "en-us.lm.bin", "cmudict-en-us.dict"].map { modelDirectory + "/" + $0 }
+            guard files.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
+                throw .failedPrecondition(
+                    "the offline recognizer's English model is not installed in \(modelDirectory): install the Debian package pocketsphinx-en-us or set AI_POCKETSPHINX_MODEL")
+            }
+            // cmd_ln_parse_r reads argv from index 1, as from main's.
+            let arguments = ["ai-gateway", "-hmm", files[0], "-lm", files[1], "-dict", files[2], "-logfn", "/dev/null"]
+            var argv = arguments.map { strdup($0) }
+            defer { for pointer in argv { free(pointer) } }
+            let config = argv.withUnsafeMutableBufferPointer { buffer in
+                cmd_ln_parse_r(nil, ps_args(), Int32(buffer.count), buffer.baseAddress, 1)
+            }
+            guard let config, let decoder = ps_init(config) else {
+                throw .failedPrecondition("pocketsphinx could not load its model from \(modelDirectory) (AI_POCKETSPHINX_MODEL)")
+            }
+            cmd_ln_free_r(config)  // the decoder holds its own reference
+            self.decoder = decoder
+        }
+
+        deinit { ps_free(decoder) }
+
+        /// Recordings up to this long are decoded in one call, which normalizes the cepstra over
+        /// the whole recording and recognizes better (word error rate 0.46 against 0.52 in blocks
+        /// on scripts/bench-ai's sentences); it takes at most about 15 s on a busy core.
+        static let wholeUtteranceSeconds = 30
+
+        /// Decodes a short recording at once, a longer one in blocks of two seconds, checking
+        /// the deadline between them.
+        func recognize(_ samples: [Int16], deadline: ContinuousClock.Instant) throws(BusError) -> Recognition {
+            let duration = Double(samples.count) / Double(PocketSphinxRecognizer.sampleRate)
+            let whole = samples.count <= Self.wholeUtteranceSeconds * PocketSphinxRecognizer.sampleRate
+            let block = whole ? max(1, samples.count) : 2 * PocketSphinxRecognizer.sampleRate
+            ps_start_utt(decoder)
+            var start = 0
+            while start < samples.count {
+                guard ContinuousClock.now < deadline else {
+                    ps_end_utt(decoder)
+                    throw .deadlineExceeded("the deadline passed after \(start / PocketSphinxRecognizer.sampleRate) s of \(Int(duration)) s of offline transcription")
+                }
+                let end = min(start + block, samples.count)
+                samples.withUnsafeBufferPointer { buffer in
+                    _ = ps_process_raw(decoder, buffer.baseAddress! + start, end - start, 0, whole ? 1 : 0)
+                }
+                start = end
+            }
+            ps_end_utt(decoder)
+            var score: Int32 = 0
+            guard let hypothesis = ps_get_hyp(decoder, &score) else {
+                return Recognition(text: "", segments: [], alternatives: [], duration: duration)
+            }
+            let text = String(cString: hypothesis)
+            _ = ps_get_prob(decoder)  // computes the lattice's posteriors, which the words' probabilities read
+            let logmath = ps_get_logmath(decoder)
+            var words: [(word: String, start: Double, end: Double, probability: Double)] = []
+            var segment = ps_seg_iter(decoder)
+            // Frames count on from the decoder's earlier recordings: the first segment (`<s>`)
+            // starts this one.
+            var firstFrame: Int32?
+            while let current = segment {
+                var startFrame: Int32 = 0, endFrame: Int32 = 0, acoustic: Int32 = 0, language: Int32 = 0, backoff: Int32 = 0
+                ps_seg_frames(current, &startFrame, &endFrame)
+                if firstFrame == nil { firstFrame = startFrame }
+                startFrame -= firstFrame ?? 0
+                endFrame -= firstFrame ?? 0
+                let probability = logmath_exp(logmath, ps_seg_prob(current, &acoustic, &language, &backoff))
+                let word = ps_seg_word(current).map { String(cString: $0) } ?? ""
+                words.append((word, Double(startFrame) / PocketSphinxRecognizer.framesPerSecond, Double(endFrame + 1) / PocketSphinxRecognizer.framesPerSecond,
+                              min(1, max(0, probability))))
+                segment = ps_seg_next(current)
+            }
+            // A word's last frame may reach past the audio by the analysis window: kept within it.
+            let timed = words.map { ($0.word, min($0.start, duration), min($0.end, duration), $0.probability) }
+            return Recognition(text: text, segments: Self.phrases(timed), alternatives: alternatives(besides: text), duration: duration)
+        }
+
+        /// Up to three other readings from the N-best list (which repeats readings that differ
+        /// only in pronunciation or silence).
+        private func alternatives(besides text: String) -> [String] {
+            var seen: Set<String> = [text], alternatives: [String] = []
+            var nbest = ps_nbest(decoder)
+            var examined = 0
+            while let current = nbest, alternatives.count < 3, examined < 20 {
+                examined += 1
+                var score: Int32 = 0
+                if let hypothesis = ps_nbest_hyp(current, &score) {
+                    let reading = String(cString: hypothesis)
+                    if !reading.isEmpty, seen.insert(reading).inserted { alternatives.append(reading) }
+                }
+                nbest = ps_nbest_next(current)
+            }
+            if let nbest { ps_nbest_free(nbest) }
+            return alternatives
+        }
+
+        /// Words grouped into phrases at pauses of 0.3 s or more; fillers (`<s>`, `<sil>`,
+        /// `[NOISE]`) left out and pronunciation numbers (`the(2)`) removed.
+        static func phrases(_ words: [(word: String, start: Double, end: Double, probability: Double)]) -> [TranscriptSegment] {
+            var segments: [TranscriptSegment] = []
+            var current: (start: Double, end: Double, words: [String], probabilities: [Double])?
+            func close() {
+                guard let phrase = current, !phrase.words.isEmpty else { return }
+                let confidence = phrase.probabilities.reduce(0, +) / Double(phrase.probabilities.count)
+                segments.append(TranscriptSegment(start: phrase.start, end: phrase.end, text: phrase.words.joined(separator: " "),
+                                                  confidence: (confidence * 1000).rounded() / 1000))
+                current = nil
+            }
+            for word in words {
+                let isFiller = word.word.hasPrefix("<") || word.word.hasPrefix("[") || word.word.hasPrefix("++")
+                if isFiller {
+                    if word.end - word.start >= 0.3 { close() }
+                    continue
+                }
+                let spelled = word.word.split(separator: "(").first.map(String.init) ?? word.word
+                if current == nil { current = (word.start, word.end, [], []) }
+                current!.end = word.end
+                current!.words.append(spelled)
+                current!.probabilities.append(word.probability)
+            }
+            close()
+            return segments
+        }
+    }
+}
