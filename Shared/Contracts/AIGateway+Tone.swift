@@ -114,14 +114,21 @@ public struct HouseThought: Codable, Sendable, Equatable {
     /// 0...1: how strongly the notes support the thought.
     public var confidence: Double
     public var suggestion: String?
+    /// What prompted the thought, when one note did: that note's question (or the start of its
+    /// answer, at most 120 characters) — C11S House's `HouseThought.context`.
+    public var context: String?
     public var generation: GenerationInfo
 
-    public init(thought: String, emotion: HouseEmotion, category: ThoughtCategory, confidence: Double, suggestion: String?, generation: GenerationInfo) {
+    public init(
+        thought: String, emotion: HouseEmotion, category: ThoughtCategory, confidence: Double, suggestion: String?, context: String? = nil,
+        generation: GenerationInfo
+    ) {
         self.thought = thought
         self.emotion = emotion
         self.category = category
         self.confidence = confidence
         self.suggestion = suggestion
+        self.context = context
         self.generation = generation
     }
 }

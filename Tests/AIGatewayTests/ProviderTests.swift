@@ -336,10 +336,10 @@ struct ProviderTests {
     @Test("a house thought from a provider is read from its JSON")
     func remoteThought() async throws {
         try await withMockGateway(routes: [.thought: ["openai"]]) { world, mock in
-            try await mock.script("openai", [["text": .string(#"{"thought": "I feel the draft by the door.", "emotion": "concerned", "category": "comfort", "confidence": 0.8, "suggestion": "Seal the door."}"#)]])
+            try await mock.script("openai", [["text": .string(#"{"thought": "I feel the draft by the door.", "emotion": "concerned", "category": "comfort", "confidence": 0.8, "suggestion": "Seal the door.", "context": "Where does the cold come in?"}"#)]])
             let thought = try await world.call(AIGateway.thought, ThoughtRequest(notes: [HouseNote(answer: "The front door lets cold air in.")]))
             #expect(thought.thought == "I feel the draft by the door." && thought.emotion == .concerned && thought.category == .comfort)
-            #expect(thought.confidence == 0.8 && thought.suggestion == "Seal the door.")
+            #expect(thought.confidence == 0.8 && thought.suggestion == "Seal the door." && thought.context == "Where does the cold come in?")
         }
     }
 

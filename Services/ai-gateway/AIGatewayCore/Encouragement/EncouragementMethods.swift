@@ -64,13 +64,13 @@ struct EncouragementMethods: Sendable {
             local: {
                 let thought = HouseThoughts.thought(notes)
                 return HouseThoughtOutput(thought: thought.thought, emotion: thought.emotion, category: thought.category,
-                                          confidence: thought.confidence, suggestion: thought.suggestion)
+                                          confidence: thought.confidence, suggestion: thought.suggestion, context: thought.context)
             },
             remote: { provider, timeout throws(ProviderError) in
                 let completion = try await provider.complete(Prompts.thought(notes), timeout: timeout)
                 return (try Prompts.houseThought(completion.text), completion.usage)
             })
         return HouseThought(thought: output.thought, emotion: output.emotion, category: output.category, confidence: output.confidence,
-                            suggestion: output.suggestion, generation: generation)
+                            suggestion: output.suggestion, context: output.context, generation: generation)
     }
 }

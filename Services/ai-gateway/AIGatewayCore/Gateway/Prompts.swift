@@ -122,7 +122,8 @@ enum Prompts {
             You are the friendly voice of the owner's home ("the house"). From the owner's notes about their home, write one \
             short thought in the first person, as the house. Answer with a JSON object {"thought": string, "emotion": one of \
             \(HouseEmotion.wireValues.joined(separator: "|")), "category": one of \(ThoughtCategory.wireValues.joined(separator: "|")), \
-            "confidence": number from 0 to 1, "suggestion": string or null} and nothing else.
+            "confidence": number from 0 to 1, "suggestion": string or null, "context": the question of the note the thought \
+            comes from, or null} and nothing else.
             """, messages: [ChatMessage(role: .user, content: text)], temperature: 0.7, json: true)
     }
 
@@ -133,7 +134,9 @@ enum Prompts {
               let category = json["category"]?.stringValue.flatMap(ThoughtCategory.init(rawValue:))
         else { throw .malformed("expected {thought, emotion, category, confidence, suggestion} with known emotion and category") }
         let confidence = min(1, max(0, json["confidence"]?.doubleValue ?? 0.5))
-        return HouseThoughtOutput(thought: thought, emotion: emotion, category: category, confidence: confidence, suggestion: json["suggestion"]?.stringValue)
+        let context = json["context"]?.stringValue.flatMap { $0.isEmpty ? nil : String($0.prefix(HouseThoughts.contextLength)) }
+        return HouseThoughtOutput(
+            thought: thought, emotion: emotion, category: category, confidence: confidence, suggestion: json["suggestion"]?.stringValue, context: context)
     }
 
     /// The tutor's prompt: its instruction with the study context, then the conversation's last
@@ -183,4 +186,5 @@ struct HouseThoughtOutput: Codable, Sendable, Equatable {
     var category: ThoughtCategory
     var confidence: Double
     var suggestion: String?
+    var context: String?
 }

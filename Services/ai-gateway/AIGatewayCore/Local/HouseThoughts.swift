@@ -4,8 +4,12 @@ import Foundation
 /// C11S House's "house thoughts" without a model: the notes' words are matched against small
 /// lexicons of categories (maintenance, comfort, energy, safety, memories) and feelings; the
 /// strongest category and feeling pick a first-person thought about the most telling term, with
-/// a suggestion, and the confidence grows with the evidence.
+/// a suggestion, and the confidence grows with the evidence. The thought's context is the note
+/// the telling term came from.
 enum HouseThoughts {
+    /// The longest context a thought carries, in characters.
+    static let contextLength = 120
+
     private static let categoryWords: [ThoughtCategory: Set<String>] = [
         .maintenance: ["leak", "leaks", "leaking", "broken", "crack", "cracks", "repair", "fix", "fixed", "roof", "gutter", "gutters", "filter",
                        "boiler", "heater", "plumbing", "pipe", "pipes", "paint", "mold", "mould", "damp", "drain", "faucet", "tap", "squeak",
@@ -29,7 +33,9 @@ enum HouseThoughts {
         .calm: ["quiet", "peaceful", "calm", "relax", "relaxing", "still", "gentle", "slow"],
     ]
 
-    static func thought(_ notes: [HouseNote]) -> (thought: String, emotion: HouseEmotion, category: ThoughtCategory, confidence: Double, suggestion: String?) {
+    static func thought(_ notes: [HouseNote]) -> (
+        thought: String, emotion: HouseEmotion, category: ThoughtCategory, confidence: Double, suggestion: String?, context: String?
+    ) {
         let answers = notes.map(\.answer).joined(separator: "\n")
         let words = CommandText.words(answers)
         var categoryScores: [ThoughtCategory: Int] = [:]
@@ -49,7 +55,16 @@ enum HouseThoughts {
         let strength = categoryScores[category] ?? 0
         let confidence = notes.isEmpty ? 0.1 : min(0.95, 0.3 + 0.1 * Double(strength) + 0.05 * Double(min(notes.count, 4)))
         let (thought, suggestion) = phrasing(for: category, emotion: emotion, subject: subject)
-        return (thought, emotion, category, (confidence * 100).rounded() / 100, suggestion)
+        return (thought, emotion, category, (confidence * 100).rounded() / 100, suggestion, context(notes, about: evidence[category] ?? keyTerm))
+    }
+
+    /// The note that mentions `term` first: its question, or else the start of its answer.
+    static func context(_ notes: [HouseNote], about term: String?) -> String? {
+        guard let term, let note = notes.first(where: { CommandText.words($0.answer).contains(term) || $0.answer.localizedCaseInsensitiveContains(term) })
+        else { return nil }
+        let text = (note.question ?? note.answer).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !text.isEmpty else { return nil }
+        return text.count <= contextLength ? text : String(text.prefix(contextLength - 1)) + "…"
     }
 
     private static func phrasing(for category: ThoughtCategory, emotion: HouseEmotion, subject: String) -> (String, String?) {
