@@ -702,13 +702,86 @@ public struct NotesCompletion: Codable, Sendable, Equatable {
     public var requiredTotal: Int
     /// Per category, by name.
     public var categories: [CategoryCompletion]
-    public init(answered: Int, total: Int, percentage: Double, requiredAnswered: Int, requiredTotal: Int, categories: [CategoryCompletion]) {
+    /// The notes schema's version (``NotesSchema/version``).
+    public var version: Int
+    public init(
+        answered: Int, total: Int, percentage: Double, requiredAnswered: Int, requiredTotal: Int, categories: [CategoryCompletion],
+        version: Int = NotesSchema.version
+    ) {
+        self.version = version
         self.answered = answered
         self.total = total
         self.percentage = percentage
         self.requiredAnswered = requiredAnswered
         self.requiredTotal = requiredTotal
         self.categories = categories
+    }
+}
+
+/// The notes Q&A's data (questions and notes) as clients keep it: C11S House's
+/// `NotesStoreData.version`. A client that stores notes offline migrates them when the number
+/// it stored differs; `questions.starter`, `questions.adopt` and `notes.completion` carry it.
+public enum NotesSchema {
+    /// 1: questions with category, display order, required flag and hint; one note per
+    /// question with metadata; the starter set keyed `house-…`.
+    public static let version = 1
+}
+
+/// One question of the built-in starter set.
+public struct StarterQuestion: Codable, Sendable, Equatable {
+    /// Stable key, e.g. `heating`; adopted, the question's id is `house-<key>`.
+    public var key: String
+    public var text: String
+    /// `general`, `maintenance`, `comfort`, `energy`, `safety` or `memories` (the categories of
+    /// ai-gateway's house thoughts, so answers feed them).
+    public var category: String
+    public var displayOrder: Int
+    public var isRequired: Bool
+    public var hint: String?
+
+    public init(key: String, text: String, category: String, displayOrder: Int, isRequired: Bool, hint: String?) {
+        self.key = key
+        self.text = text
+        self.category = category
+        self.displayOrder = displayOrder
+        self.isRequired = isRequired
+        self.hint = hint
+    }
+
+    /// The id the question has once adopted.
+    public var questionId: String { "house-" + key }
+}
+
+/// `questions.starter` response.
+public struct StarterQuestions: Codable, Sendable, Equatable {
+    /// ``NotesSchema/version``.
+    public var version: Int
+    public var questions: [StarterQuestion]
+    public init(version: Int, questions: [StarterQuestion]) {
+        self.version = version
+        self.questions = questions
+    }
+}
+
+/// `questions.adopt`.
+public struct QuestionsAdopt: Codable, Sendable, Equatable {
+    /// Only these starter questions (1...50 keys); default: all of them.
+    public var keys: [String]?
+    public init(keys: [String]? = nil) { self.keys = keys }
+}
+
+/// `questions.adopt` response.
+public struct QuestionsAdopted: Codable, Sendable, Equatable {
+    /// ``NotesSchema/version``.
+    public var version: Int
+    /// The questions added now (`question.created` for each).
+    public var adopted: [Question]
+    /// Asked-for starter questions the user already had (kept as they are, edits included).
+    public var existing: [Question]
+    public init(version: Int, adopted: [Question], existing: [Question]) {
+        self.version = version
+        self.adopted = adopted
+        self.existing = existing
     }
 }
 

@@ -76,6 +76,8 @@ public struct StoreContract: ServiceContract {
     public let deleteNote = Method<RecordID, Empty>(Self.self, "notes.delete", "Delete a note.", audience: .app)
     public let listNotes = Method<NoteList, RecordPage<Note>>(Self.self, "notes.list", "Notes oldest first, by question; paged.", audience: .app)
     public let notesCompletion = Method<NotesCompletionRequest, NotesCompletion>(Self.self, "notes.completion", "Answered questions, overall, required and per category, as percentages.", audience: .app)
+    public let starterQuestions = Method<Empty, StarterQuestions>(Self.self, "questions.starter", "The built-in starter set of house questions (C11S House) and the notes schema version.", audience: .app)
+    public let adoptQuestions = Method<QuestionsAdopt, QuestionsAdopted>(Self.self, "questions.adopt", "Add the starter house questions (all, or those keyed) to the caller's questions in one transaction; adopting again changes nothing.", audience: .app)
 
     // MARK: Conversations
     public let createConversation = Method<ConversationCreate, Conversation>(Self.self, "conversations.create", "Start a conversation.", audience: .app)

@@ -6,7 +6,7 @@ import ServiceKit
 import Wire
 
 /// The records' methods: create, get, update, delete and list of every kind (each kind's rules
-/// are in `Kinds/`), `notes.completion` and `progress.today`.
+/// are in `Kinds/`), `notes.completion`, the starter house questions and `progress.today`.
 enum RecordMethods {
     static func register(_ handlers: Handlers<StoreService>) {
         register(SubjectRecords.self, handlers, Store.createSubject, Store.getSubject, Store.updateSubject, Store.deleteSubject, Store.listSubjects)
@@ -23,6 +23,13 @@ enum RecordMethods {
         register(NoteRecords.self, handlers, Store.createNote, Store.getNote, Store.updateNote, Store.deleteNote, Store.listNotes)
         handlers.handle(Store.notesCompletion) { store, request, context in
             try await store.read(context) { db, user in try QuestionRecords.completion(request, db, user: user) }
+        }
+        handlers.handle(Store.starterQuestions) { _, _, context in
+            _ = try context.requireUser()
+            return HouseQuestions.starterQuestions
+        }
+        handlers.handle(Store.adoptQuestions) { store, request, context in
+            try await store.write(context, request) { changes in try HouseQuestions.adopt(request, changes) }
         }
         register(
             ConversationRecords.self, handlers, Store.createConversation, Store.getConversation, Store.updateConversation,
