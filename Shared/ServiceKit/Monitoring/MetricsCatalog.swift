@@ -51,7 +51,7 @@ public enum MetricsCatalog {
 
     /// `name` with its help text, as the registry takes it.
     static func descriptor(_ name: String) -> MetricNameDescriptor {
-        MetricNameDescriptor(metricName: name, helpText: help(name))
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help(name))
     }
 }
 
