@@ -72,7 +72,7 @@ let package = Package(
         // External programs as subprocesses with time and resource limits (fork, setrlimit,
         // execve: posix_spawn cannot): ingest's extraction tools, ai-gateway's ffmpeg.
         .target(name: "CToolSpawn", path: "Shared/CToolSpawn"),
-        .target(name: "ToolProcess", dependencies: ["CToolSpawn"], path: "Shared/ToolProcess"),
+        .target(name: "ToolProcess", dependencies: ["CToolSpawn", "Threads"], path: "Shared/ToolProcess"),
         // The git commit stamped at build (BuildInfo in Bus).
         .target(name: "CBuildInfo", path: "Shared/CBuildInfo"),
         .target(

@@ -9,7 +9,9 @@ import ServiceLifecycle
 import Wire
 
 // Prints `name value unit` lines for scripts/bench-ai: the local provider on 100 KB of notes,
-// intent parsing with and without the cache, and the gateway's overhead through the bus.
+// intent parsing with and without the cache, the gateway's overhead through the bus, offline
+// speech's real-time factor and each transcription provider's word error rate on espeak-ng's
+// speech.
 
 func measure(_ iterations: Int, warmup: Int = 2, _ body: () -> Void) -> [Duration] {
     for _ in 0..<warmup { body() }
@@ -69,9 +71,16 @@ func busConfiguration(_ source: String) -> BusConfiguration {
     return configuration
 }
 let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bench-\(UUID().uuidString)")
+// An OpenAI-compatible provider from the environment (OPENAI_API_KEY, AI_OPENAI_BASE_URL) is
+// configured for the word error rates only: every other method stays local.
+var environment = ProcessInfo.processInfo.environment
+environment["DATA_DIR"] = directory.path
+let openAI = try AIGatewayConfiguration(environment: Environment(environment)).openAI
+var localRoutes: [GatewayTask: [String]] = [:]
+for task in GatewayTask.allCases { localRoutes[task] = ["local"] }
 let gateway = try AIGatewayService(context: ServiceContext(
-    configuration: AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite")), logger: silent,
-    busConfiguration: busConfiguration("ai-gateway")))
+    configuration: AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite"), openAI: openAI, routes: localRoutes),
+    logger: silent, busConfiguration: busConfiguration("ai-gateway")))
 let group = ServiceGroup(services: gateway.services, logger: silent)
 let serving = Task { try await group.run() }
 let client = try Bus(configuration: busConfiguration("bench"), logger: silent)
@@ -95,6 +104,46 @@ for round in 0..<3000 {
 report("gateway_overhead_p50_us", percentile(hits, 0.5), "us")
 report("gateway_overhead_p99_us", percentile(hits, 0.99), "us")
 report("bus_health_roundtrip_p50_us", percentile(health, 0.5), "us")
+
+// Offline speech (espeak-ng through the bus): seconds of audio per second of synthesis, over
+// texts of about 600 characters, each different (a repeat would come from the cache).
+let speechOptions = CallOptions(user: "bench", timeout: .seconds(120))
+let paragraph = """
+    Good evening. The front door is locked and the porch light is on. The heating will lower the temperature to eighteen degrees \
+    at eleven, and the dishwasher finishes in twenty minutes. Tomorrow the recycling goes out, and the smoke alarm in the hallway \
+    would like a new battery this week. The garden was watered at six; the forecast says rain after midnight, so the skylight in \
+    the attic is closed. Sleep well, and remember that the living room window is still open a little. Round
+    """
+_ = try await client.call(AIGateway.speak, SpeakRequest(text: "warm up", provider: "local"), options: speechOptions)
+var audioSeconds = 0.0
+let synthesisStarted = ContinuousClock.now
+for round in 0..<10 {
+    let speech = try await client.call(AIGateway.speak, SpeakRequest(text: paragraph + " \(round + 1).", provider: "local"), options: speechOptions)
+    audioSeconds += speech.duration
+}
+let synthesis = ContinuousClock.now - synthesisStarted
+report("tts_realtime_factor", audioSeconds / (Double(synthesis.components.seconds) + Double(synthesis.components.attoseconds) / 1e18), "x")
+
+// Word error rate of each transcription provider on sentences espeak-ng says (its default
+// voice, WAV), all errors over all reference words.
+let sentences = SpeechSamples.sentences
+var spoken: [Data] = []
+for sentence in sentences {
+    let (_, wav) = try await client.callWithAttachment(AIGateway.speak, SpeakRequest(text: sentence, provider: "local"), options: speechOptions)
+    spoken.append(wav ?? Data())
+}
+for provider in ["local"] + (openAI.map { [$0.name] } ?? []) {
+    var errors = 0, words = 0
+    for (sentence, wav) in zip(sentences, spoken) {
+        let transcript = try await client.call(
+            AIGateway.transcribe, TranscribeRequest(language: "en", fileName: "sentence.wav", provider: provider),
+            options: CallOptions(user: "bench", timeout: .seconds(120), attachment: wav))
+        let score = WordErrorRate.errors(reference: sentence, hypothesis: transcript.text)
+        errors += score.errors
+        words += score.words
+    }
+    print("wer_\(provider)", String(format: "%.3f", Double(errors) / Double(words)), "ratio")
+}
 
 await group.triggerGracefulShutdown()
 _ = try? await serving.value

@@ -2,6 +2,7 @@ import CToolSpawn
 import Foundation
 import Glibc
 import Synchronization
+import Threads
 
 // Subprocesses with limits: ingest's extraction tools, ai-gateway's audio conversion (ffmpeg).
 
@@ -110,6 +111,20 @@ public final class SpawnedProcess: Sendable {
             guard !state.reaped else { return }
             state.killed = true
             _ = Glibc.kill(-pid, SIGKILL)
+        }
+    }
+
+    /// ``collect(timeout:maximumOutput:)`` on a thread of its own (`threadName`), never on
+    /// Swift's cooperative pool; cancelling the task kills the process.
+    public func outcome(timeout: Duration, maximumOutput: Int, threadName: String) async -> Outcome {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                startThread(named: threadName) {
+                    continuation.resume(returning: self.collect(timeout: timeout, maximumOutput: maximumOutput))
+                }
+            }
+        } onCancel: {
+            kill()
         }
     }
 

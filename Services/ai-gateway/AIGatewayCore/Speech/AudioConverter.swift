@@ -1,6 +1,5 @@
 import Bus
 import Foundation
-import Threads
 import ToolProcess
 import Wire
 
@@ -60,15 +59,7 @@ struct AudioConverter: Sendable {
             throw .failedPrecondition("cannot start \(executable): \(error); check AI_FFMPEG")
         }
         let timeout = min(self.timeout, max(.zero, deadline - .now))
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<SpawnedProcess.Outcome, Never>) in
-                startThread(named: "ai-ffmpeg") {
-                    continuation.resume(returning: process.collect(timeout: timeout, maximumOutput: maximumOutput))
-                }
-            }
-        } onCancel: {
-            process.kill()
-        }
+        let outcome = await process.outcome(timeout: timeout, maximumOutput: maximumOutput, threadName: "ai-ffmpeg")
         switch outcome.ending {
         case .exited(0):
             return outcome.output

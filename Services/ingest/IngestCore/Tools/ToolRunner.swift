@@ -1,7 +1,6 @@
 import Bus
 import Foundation
 import Glibc
-import Threads
 import ToolProcess
 import Wire
 
@@ -45,15 +44,7 @@ enum ToolRunner {
         }
         let maximumOutput = budget.remaining
         let timeout = settings.timeout
-        let outcome = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<SpawnedProcess.Outcome, Never>) in
-                startThread(named: "ingest-tool") {
-                    continuation.resume(returning: process.collect(timeout: timeout, maximumOutput: maximumOutput))
-                }
-            }
-        } onCancel: {
-            process.kill()
-        }
+        let outcome = await process.outcome(timeout: timeout, maximumOutput: maximumOutput, threadName: "ingest-tool")
         let name = URL(fileURLWithPath: tool.command).lastPathComponent
         let tooMuchText = BusError.invalidArgument(
             "\(name) wrote more than \(mebibytes(maximumOutput)) of text for '\(file)', more than this file may expand to (INGEST_MAX_COMPRESSION_RATIO times its size, at most INGEST_MAX_INFLATED_MB); split the file")
