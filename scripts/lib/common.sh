@@ -73,6 +73,40 @@ bench_metrics_address() {
     [ "${STUDYBUS_METRICS:-on}" = off ] || echo "127.0.0.1:$1"
 }
 
+# Reads `name value unit` lines of several rounds from FILE; prints each name once, in the
+# order first seen, with the median of its values (a `_dropped` name: the largest).
+medians() {
+    awk '{ n = $1; if (!(n in count)) order[++names] = n; values[n, ++count[n]] = $2; unit[n] = $3 }
+        END {
+            for (i = 1; i <= names; i++) {
+                n = order[i]; k = count[n]
+                for (a = 1; a <= k; a++) sorted[a] = values[n, a]
+                for (a = 1; a <= k; a++) for (b = a + 1; b <= k; b++) if (sorted[b] + 0 < sorted[a] + 0) { t = sorted[a]; sorted[a] = sorted[b]; sorted[b] = t }
+                if (n ~ /_dropped$/) value = sorted[k]
+                else value = k % 2 ? sorted[(k + 1) / 2] : (sorted[k / 2] + sorted[k / 2 + 1]) / 2
+                printf "%s %.1f %s\n", n, value, unit[n]
+            }
+        }' "$1"
+}
+
+# What something costs, in percent (positive: worse with it), from the `name value unit` lines
+# of FILE: for each NAME, the figure WITH_PREFIX+NAME against WITHOUT_PREFIX+NAME, printed as
+# COST_PREFIX+NAME. A name with `_us` or `_ms` is a latency (lower is better), any other a rate.
+# Usage: cost_percent FILE WITH_PREFIX WITHOUT_PREFIX COST_PREFIX NAME...
+cost_percent() {
+    local file=$1 with=$2 without=$3 cost=$4; shift 4
+    awk -v with="$with" -v without="$without" -v cost="$cost" -v names="$*" '
+        { value[$1] = $2 }
+        END {
+            count = split(names, list, " ")
+            for (i = 1; i <= count; i++) {
+                n = list[i]; a = value[with n]; b = value[without n]
+                if (!((with n) in value) || !((without n) in value) || b <= 0) continue
+                printf "%s%s %.1f %%\n", cost, n, (n ~ /_(us|ms)/ ? a / b - 1 : 1 - a / b) * 100
+            }
+        }' "$file"
+}
+
 # swift build with our own warnings treated as errors (dependencies may warn).
 build_checked() {
     stamp_build_commit
