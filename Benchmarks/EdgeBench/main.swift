@@ -166,17 +166,18 @@ if idleStreams > 0, let client = environment["SSE_IDLE_CLIENT"] {
     // EDGE_BENCH_HOLD_PATH=/healthz holds plain keep-alive connections instead (one request
     // each, then idle): what a connection costs the edge without a stream.
     let path = environment["EDGE_BENCH_HOLD_PATH"] ?? "/v1/events"
-    let streams = try await holdConnections(client: client, tokensFile: tokensFile, path: path)
-    if path != "/v1/events" {
-        print("edge_idle_connections \(streams.opened) connections")
-        print("edge_idle_connection_kb \(String(format: "%.1f", streams.addedMB * 1024 / Double(max(streams.opened, 1)))) KB")
-        exit(0)
+    let held = try await holdConnections(client: client, tokensFile: tokensFile, path: path)
+    let perConnectionKB = String(format: "%.1f", held.addedMB * 1024 / Double(max(held.opened, 1)))
+    if path == "/v1/events" {
+        print("edge_sse_streams \(held.opened) streams")
+        print("edge_sse_failed \(idleStreams - held.opened) streams")
+        print("edge_sse_rss_mb \(String(format: "%.1f", held.rssMB)) MB")
+        print("edge_sse_added_mb \(String(format: "%.1f", held.addedMB)) MB")
+        print("edge_sse_kb_per_stream \(perConnectionKB) KB")
+    } else {
+        print("edge_idle_connections \(held.opened) connections")
+        print("edge_idle_connection_kb \(perConnectionKB) KB")
     }
-    print("edge_sse_streams \(streams.opened) streams")
-    print("edge_sse_failed \(idleStreams - streams.opened) streams")
-    print("edge_sse_rss_mb \(String(format: "%.1f", streams.rssMB)) MB")
-    print("edge_sse_added_mb \(String(format: "%.1f", streams.addedMB)) MB")
-    print("edge_sse_kb_per_stream \(String(format: "%.1f", streams.addedMB * 1024 / Double(max(streams.opened, 1)))) KB")
 }
 
 /// Has `client` (bench/sse-idle.py) open `idleStreams` connections to `path` and hold them; this

@@ -17,7 +17,7 @@ final class EngineThread<State>: Sendable {
     private let started = Mutex(false)
     private let name: String
 
-    /// The thread is started by the first job; `make` runs on it then.
+    /// The thread is started by the first job, which makes the state on it.
     init(name: String) {
         self.name = name
     }

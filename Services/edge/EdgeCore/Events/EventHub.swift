@@ -36,6 +36,8 @@ public final class EventHub: Service, Sendable {
     private struct Listeners {
         var byUser: [String: [UUID: AsyncStream<HubMessage>.Continuation]] = [:]
         var count = 0
+
+        var all: [AsyncStream<HubMessage>.Continuation] { byUser.values.flatMap(\.values) }
     }
 
     private let bus: Bus
@@ -86,7 +88,7 @@ public final class EventHub: Service, Sendable {
         }
         let all = listeners.withLock { listeners in
             defer { listeners = Listeners() }
-            return listeners.byUser.values.flatMap(\.values)
+            return listeners.all
         }
         for continuation in all { continuation.finish() }
     }
@@ -129,8 +131,7 @@ public final class EventHub: Service, Sendable {
     public var listenerCount: Int { listeners.withLock { $0.count } }
 
     private func broadcast(_ message: HubMessage) {
-        let all = listeners.withLock { $0.byUser.values.flatMap(\.values) }
-        for continuation in all { Self.offer(message, to: continuation) }
+        for continuation in listeners.withLock({ $0.all }) { Self.offer(message, to: continuation) }
     }
 
     /// Yields `message`. A full stream drops its oldest message for it, so the stream is told
