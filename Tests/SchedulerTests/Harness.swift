@@ -39,9 +39,8 @@ extension BusError {
     }
 }
 
-/// Heartbeat of the test broker and buses: slower than TestSupport's 100 ms so that a loaded
-/// machine running every suite at once does not declare the scheduler's worker lost.
-let heartbeatMs = 300
+/// Heartbeat of the test broker and buses.
+let heartbeatMs = testHeartbeatMs
 
 /// A real broker, the scheduler on its own bus with a manual clock and its own SQLite file,
 /// and a client bus; `stopScheduler()` and `startScheduler()` restart it on the same file.

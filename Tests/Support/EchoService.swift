@@ -123,7 +123,7 @@ public struct EchoWorld {
 
     /// The echo service and a client on an already running broker (stopped with the world).
     public static func start(
-        broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = 250, security: (service: BusSecurity, client: BusSecurity)? = nil
+        broker: Broker, endpoints: Broker.Endpoints, credit: Int = 16, heartbeatMs: Int = testHeartbeatMs, security: (service: BusSecurity, client: BusSecurity)? = nil
     ) async throws -> EchoWorld {
         let serviceSecurity = security?.service ?? .off
         let clientSecurity = security?.client ?? .off

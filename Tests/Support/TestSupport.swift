@@ -20,12 +20,18 @@ public func testLogger(_ label: String) -> Logger {
     return logger
 }
 
-/// A real broker on ephemeral loopback ports, with a fast heartbeat so tests are quick. With
+/// The heartbeat interval of the tests' brokers, buses and service processes, in milliseconds.
+/// A peer is declared lost after three silent intervals; CI runs every suite of a group in one
+/// process on two shared cores, where a thread can wait most of a second for a core, and at
+/// 250 ms whole suites failed with "worker lost". Tests of loss detection pass their own.
+public let testHeartbeatMs = 1000
+
+/// A real broker on ephemeral loopback ports, with the tests' heartbeat (``testHeartbeatMs``). With
 /// `keys`, its sockets are CURVE servers with the broker's pair, admitting the keys of their
 /// allowlist (``TestKeys``); the allowlist must exist (make a listed key first). The topics of
 /// `contracts` (and echo's) may be published besides StudyBus's.
 public func startBroker(
-    heartbeatMs: Int = 250, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
+    heartbeatMs: Int = testHeartbeatMs, maxQueue: Int = 10_000, maxMessageBytes: Int64 = 64 << 20, rpc: String = "tcp://127.0.0.1:*",
     pub: String = "tcp://127.0.0.1:*", sub: String = "tcp://127.0.0.1:*", keys: TestKeys? = nil, contracts: [any ServiceContract] = [],
     metrics: (any MetricsFactory)? = nil, console: ConsoleFeed? = nil
 ) async throws -> (Broker, Broker.Endpoints) {
@@ -46,7 +52,7 @@ public func startBroker(
 
 /// A client's configuration for the broker at `endpoints`; `security` `.off` unless given
 /// (``TestKeys/security(_:)``).
-public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = 250, security: BusSecurity = .off) -> BusConfiguration {
+public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "test", heartbeatMs: Int = testHeartbeatMs, security: BusSecurity = .off) -> BusConfiguration {
     var configuration = BusConfiguration(source: source)
     configuration.security = security
     configuration.rpcEndpoint = endpoints.rpc
@@ -126,7 +132,7 @@ extension EventCollector {
 /// endpoints, the same heartbeat interval as `startBroker` (a broker and its workers must
 /// agree on it, or idle workers are expired), and `BUS_SECURITY=off`; merge
 /// ``TestKeys/environment(_:)`` over it for a process with keys.
-public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = 250) -> [String: String] {
+public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int = testHeartbeatMs) -> [String: String] {
     ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs), "BUS_SECURITY": "off"]
 }
 
