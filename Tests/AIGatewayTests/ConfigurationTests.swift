@@ -78,7 +78,7 @@ struct ConfigurationTests {
         let process = try ChildProcess(
             executable: builtProductsDirectory.appending(path: "ai-gateway").path,
             environment: ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "DATA_DIR": directory.path, "LOG_LEVEL": "warning",
-                          "BUS_HEARTBEAT_MS": "100", "BUS_SECURITY": "off"])
+                          "BUS_HEARTBEAT_MS": String(testHeartbeatMs), "BUS_SECURITY": "off"])
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         do {
             try await eventually("ai-gateway serving") {

@@ -17,7 +17,7 @@ struct CrashTests {
         let store = try FakeProducer(service: "store", endpoints: endpoints, directory: directory)
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let environment = [
-            "BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": "100", "BUS_SECURITY": "off",
+            "BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(testHeartbeatMs), "BUS_SECURITY": "off",
             "DATA_DIR": directory.appending(path: "notifier").path, "LOG_LEVEL": "warning", "NOTIFIER_RETRY_BASE_MS": "50",
             "NOTIFIER_ALLOWED_NETWORKS": "127.0.0.0/8",  // the receiver's
         ]

@@ -14,7 +14,7 @@ struct StoreProcess {
     let process: ChildProcess
 
     init(endpoints: Broker.Endpoints, dataDirectory: URL) throws {
-        var environment = serviceEnvironment(endpoints, heartbeatMs: 100)
+        var environment = serviceEnvironment(endpoints)
         environment["DATA_DIR"] = dataDirectory.path
         environment["LOG_LEVEL"] = "warning"
         process = try ChildProcess(executable: builtProductsDirectory.appending(path: "store").path, environment: environment,
