@@ -34,6 +34,24 @@ struct FileTests {
         }
     }
 
+    @Test("the request in the query may be form-encoded, with + for spaces, as URLSearchParams writes it")
+    func formEncodedRequest() async throws {
+        try await EdgeWorld.with { world in
+            let alice = try await token("alice")
+            let request = #"{"title": "Plus+and space", "sourceKind": "txt", "status": "pending"}"#
+            var form = URLComponents()
+            form.queryItems = [URLQueryItem(name: "request", value: request)]
+            // What URLSearchParams sends: spaces as +, a literal + as %2B.
+            let encoded = form.percentEncodedQuery!.replacingOccurrences(of: "+", with: "%2B").replacingOccurrences(of: "%20", with: "+")
+            #expect(encoded.contains("+") && !encoded.contains("%20"))
+            let uploaded = try await world.request(
+                "POST", "/v1/store/materials.upload?" + encoded, body: Data("Some text.".utf8), token: alice,
+                headers: ["Content-Type": "text/plain", "Content-Disposition": #"attachment; filename="notes.txt""#])
+            #expect(uploaded.status == 200, "\(String(decoding: uploaded.body, as: UTF8.self))")
+            #expect(uploaded.json.objectValue?["material"]?.objectValue?["title"] == .string("Plus+and space"))
+        }
+    }
+
     @Test("multipart/form-data with a request field and one file part")
     func multipartUpload() async throws {
         try await EdgeWorld.with { world in

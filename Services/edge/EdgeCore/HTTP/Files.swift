@@ -38,11 +38,24 @@ enum Files {
             guard upload.data.count <= limit else { throw BodyReader.tooLarge(limit: limit) }
         } else {
             let body = try await BodyReader.collect(request, limit: limit)
-            json = Data((request.uri.queryParameters.first { $0.key == "request" }?.value ?? "{}").utf8)
+            json = Data((formValue("request", in: request.uri.query) ?? "{}").utf8)
             let disposition = request.headers[.contentDisposition].map(parameters) ?? [:]
             upload = Upload(data: body, fileName: disposition["filename"].map(safeFileName), contentType: contentType)
         }
         return (try filled(json, with: upload, shape: shape), upload)
+    }
+
+    /// The value of `name` in a query string as HTML forms, JavaScript's URLSearchParams and
+    /// Python's urlencode write it: `+` is a space, `%XX` a byte. (Hummingbird's
+    /// `queryParameters` leaves `+` alone, which breaks JSON such as `{"wait":+true}`.)
+    static func formValue(_ name: String, in query: String?) -> String? {
+        for pair in (query ?? "").split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decoded(_ part: Substring) -> String? { part.replacingOccurrences(of: "+", with: " ").removingPercentEncoding }
+            guard decoded(parts[0]) == name else { continue }
+            return parts.count == 2 ? decoded(parts[1]) : ""
+        }
+        return nil
     }
 
     /// The room a form's boundaries, part headers and `request` field may take beside the file.
