@@ -84,7 +84,8 @@ medians() {
                 for (a = 1; a <= k; a++) for (b = a + 1; b <= k; b++) if (sorted[b] + 0 < sorted[a] + 0) { t = sorted[a]; sorted[a] = sorted[b]; sorted[b] = t }
                 if (n ~ /_dropped$/) value = sorted[k]
                 else value = k % 2 ? sorted[(k + 1) / 2] : (sorted[k / 2] + sorted[k / 2 + 1]) / 2
-                printf "%s %.1f %s\n", n, value, unit[n]
+                # One decimal for large figures; four significant digits for small ones (1.761 ms).
+                printf "%s %s %s\n", n, (value >= 100 || value <= -100) ? sprintf("%.1f", value) : sprintf("%.4g", value), unit[n]
             }
         }' "$1"
 }
