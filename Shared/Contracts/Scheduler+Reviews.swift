@@ -304,3 +304,20 @@ public struct SetStatistics: Codable, Sendable, Equatable {
         self.mastery = mastery
     }
 }
+
+/// `review.count`: a time range, `from` included, `to` not.
+public struct ReviewCountRequest: Codable, Sendable, Equatable {
+    public var from: Date
+    public var to: Date
+    public init(from: Date, to: Date) {
+        self.from = from
+        self.to = to
+    }
+}
+
+/// `review.count` response.
+public struct ReviewCount: Codable, Sendable, Equatable {
+    /// Reviews recorded in the range (an undone review is not counted).
+    public var reviews: Int
+    public init(reviews: Int) { self.reviews = reviews }
+}

@@ -51,6 +51,9 @@ public struct SchedulerContract: ServiceContract {
     /// Statistics of one set.
     public let setStatistics = Method<ReviewSetID, SetStatistics>(
         Self.self, "stats.set", "A set's cards, reviews, accuracy, average ease and retrievability, mastery counts.", audience: .app)
+    /// How many reviews the user recorded in a time range (store's `progress.today`).
+    public let reviewCount = Method<ReviewCountRequest, ReviewCount>(
+        Self.self, "review.count", "How many reviews the user recorded from 'from' until 'to' (at most 400 days).", audience: .service)
 
     // MARK: Study plans
 

@@ -35,6 +35,19 @@ public struct SubjectUpdate: Codable, Sendable, Equatable {
     }
 }
 
+/// `subjects.delete`.
+public struct SubjectDelete: Codable, Sendable, Equatable {
+    public var id: String
+    /// `true`: the subject's materials are deleted too, each as `materials.delete` deletes it
+    /// (documents, chunks, flashcards); absent or `false`: they stay, without subject. Sets,
+    /// cards, sessions and tasks stay in either case, without subject.
+    public var cascade: Bool?
+    public init(id: String, cascade: Bool? = nil) {
+        self.id = id
+        self.cascade = cascade
+    }
+}
+
 /// `subjects.list`: by name.
 public struct SubjectList: Codable, Sendable, Equatable {
     public var limit: Int?
@@ -175,6 +188,23 @@ public struct MaterialFail: Codable, Sendable, Equatable {
 }
 
 /// `materials.original` response; the bytes are in the reply's attachment frame.
+/// `materials.text`: a material's whole text, as an app's `content` field holds it.
+public struct MaterialText: Codable, Sendable, Equatable {
+    public var id: String
+    /// Each source document's text, rebuilt from its chunks in order without the part a chunk
+    /// repeats of the one before; documents separated by a blank line. Empty before processing.
+    public var text: String
+    /// Unicode scalars in `text`.
+    public var characterCount: Int
+    public var documentCount: Int
+    public init(id: String, text: String, characterCount: Int, documentCount: Int) {
+        self.id = id
+        self.text = text
+        self.characterCount = characterCount
+        self.documentCount = documentCount
+    }
+}
+
 public struct MaterialOriginal: Codable, Sendable, Equatable {
     public var id: String
     public var sha256: String
@@ -1006,10 +1036,14 @@ public struct ProgressToday: Codable, Sendable, Equatable {
     public var tasksOverdue: Int
     public var materialsAdded: Int
     public var flashcardsCreated: Int
+    /// Reviews the scheduler recorded during the day (`review.count`); absent when the scheduler
+    /// did not answer within 2 s (the rest of the numbers are still the store's).
+    public var reviewsRecorded: Int?
     public init(
         date: String, timeZone: String, studyMinutes: Double, sessions: Int, cardsReviewed: Int, tasksDone: Int, tasksOpen: Int,
-        tasksDueToday: Int, tasksOverdue: Int, materialsAdded: Int, flashcardsCreated: Int
+        tasksDueToday: Int, tasksOverdue: Int, materialsAdded: Int, flashcardsCreated: Int, reviewsRecorded: Int? = nil
     ) {
+        self.reviewsRecorded = reviewsRecorded
         self.date = date
         self.timeZone = timeZone
         self.studyMinutes = studyMinutes

@@ -20,7 +20,9 @@ public struct StoreContract: ServiceContract {
     public let createSubject = Method<SubjectCreate, Subject>(Self.self, "subjects.create", "Create a subject.", audience: .app)
     public let getSubject = Method<RecordID, Subject>(Self.self, "subjects.get", "Fetch one subject.", audience: .app)
     public let updateSubject = Method<SubjectUpdate, Subject>(Self.self, "subjects.update", "Change a subject's name or colour.", audience: .app)
-    public let deleteSubject = Method<RecordID, Empty>(Self.self, "subjects.delete", "Delete a subject; its materials, sets, cards, sessions and tasks stay, without subject.", audience: .app)
+    public let deleteSubject = Method<SubjectDelete, Empty>(
+        Self.self, "subjects.delete", "Delete a subject; its materials, sets, cards, sessions and tasks stay, without subject, unless cascade deletes its materials.",
+        audience: .app)
     public let listSubjects = Method<SubjectList, RecordPage<Subject>>(Self.self, "subjects.list", "The user's subjects by name, paged.", audience: .app)
 
     // MARK: Materials
@@ -37,6 +39,8 @@ public struct StoreContract: ServiceContract {
         Self.self, "materials.put", "Store a material's source document, chunks and generated cards and mark it ready, in one transaction; idempotent under idem.", audience: .service)
     public let failMaterial = Method<MaterialFail, Material>(Self.self, "materials.fail", "Mark a pending or processing material failed with a reason; publishes ingest.failed.", audience: .service)
     public let materialOriginal = Method<RecordID, MaterialOriginal>(Self.self, "materials.original", "The material's original file, in the reply's attachment frame.", audience: .app)
+    public let materialText = Method<RecordID, MaterialText>(
+        Self.self, "materials.text", "The material's whole extracted text, document after document, from its chunks without their overlaps.", audience: .app)
     public let stuckMaterials = Method<StuckMaterialsRequest, StuckMaterials>(
         Self.self, "materials.stuck", "Materials in processing longer than a time (lost workers); every user's when the header has no user.", audience: .service)
 

@@ -97,4 +97,38 @@ struct StoreCardsTests {
         await store.stop()
         await world.stop()
     }
+
+    @Test("progress.today counts the reviews the scheduler recorded that day; without the scheduler it answers the rest")
+    func progressCountsReviews() async throws {
+        let world = try await SchedulerWorld.start()
+        let store = try await RunningStore.start(world)
+        var cards: [Flashcard] = []
+        for index in 0..<3 { cards.append(try await RunningStore.call(world, Store.createFlashcard, FlashcardCreate(front: "Q\(index)", back: "A"))) }
+        for card in cards {
+            try await eventually("review state of \(card.id)") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: card.id))) != nil }
+            _ = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: card.id, rating: .good))
+        }
+        _ = try await world.call(Scheduler.undoReview, ReviewCardID(cardId: cards[2].id))
+
+        // The world's clock is 2026-11-22T10:00Z: that day in UTC has two reviews (one undone).
+        let today = try await RunningStore.call(world, Store.progressToday, ProgressTodayRequest(date: "2026-11-22", timeZone: "UTC"))
+        #expect(today.reviewsRecorded == 2 && today.flashcardsCreated == 3)
+        // In Tokyo 10:00Z is 19:00, the same day.
+        #expect(try await RunningStore.call(world, Store.progressToday, ProgressTodayRequest(date: "2026-11-21", timeZone: "UTC")).reviewsRecorded == 0)
+        #expect(try await RunningStore.call(world, Store.progressToday, ProgressTodayRequest(date: "2026-11-22", timeZone: "Asia/Tokyo")).reviewsRecorded == 2)
+        // Another user's day has none of them.
+        let bob = try await world.client.call(Store.progressToday, ProgressTodayRequest(date: "2026-11-22", timeZone: "UTC"), options: CallOptions(user: "u2"))
+        #expect(bob.reviewsRecorded == 0)
+        // review.count checks its range.
+        let backwards = await world.failure(Scheduler.reviewCount, ReviewCountRequest(from: world.clock.now(), to: world.clock.now().addingTimeInterval(-1)))
+        #expect(backwards?.code == .invalidArgument)
+
+        await world.stopScheduler()
+        let started = ContinuousClock.now
+        let withoutScheduler = try await RunningStore.call(world, Store.progressToday, ProgressTodayRequest(date: "2026-11-22", timeZone: "UTC"))
+        #expect(withoutScheduler.reviewsRecorded == nil && withoutScheduler.flashcardsCreated == 3)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        await store.stop()
+        await world.stop()
+    }
 }

@@ -239,4 +239,36 @@ struct IngestTests {
         #expect(counts == [0, 0, 0, 0])
         await world.stop()
     }
+
+    @Test("deleting a subject with cascade deletes its materials as materials.delete does; without, they stay, unlinked")
+    func subjectDeleteCascades() async throws {
+        let world = try await StoreWorld.start()
+        let biology = try await world.call(Store.createSubject, SubjectCreate(name: "Biology"))
+        let chemistry = try await world.call(Store.createSubject, SubjectCreate(name: "Chemistry"))
+        let cells = try await world.call(Store.putMaterial, samplePut(title: "Cells", cards: 2))
+        let enzymes = try await world.call(Store.putMaterial, samplePut(title: "Enzymes", cards: 1))
+        let acids = try await world.call(Store.putMaterial, samplePut(title: "Acids", cards: 1))
+        for (material, subject) in [(cells, biology), (enzymes, biology), (acids, chemistry)] {
+            _ = try await world.call(Store.updateMaterial, MaterialUpdate(id: material.material.id, subjectId: subject.id))
+        }
+        let session = try await world.call(Store.createSession, StudySessionCreate(subjectId: biology.id, startedAt: Date(timeIntervalSince1970: 1_795_000_000)))
+        let before = try await world.events().count
+
+        _ = try await world.call(Store.deleteSubject, SubjectDelete(id: biology.id, cascade: true))
+        let events = try await world.events(after: before)
+        let deletedCards = try events.filter { $0.topic == "flashcard.deleted" }.map { try $0.decode(Store.flashcardDeleted).id }
+        #expect(Set(deletedCards) == Set(cells.flashcardIds + enzymes.flashcardIds))
+        let deletedMaterials = try events.filter { $0.topic == "material.deleted" }.map { try $0.decode(Store.materialDeleted).id }
+        #expect(Set(deletedMaterials) == [cells.material.id, enzymes.material.id])
+        #expect(events.last?.topic == "subject.deleted")
+        #expect(try await world.call(Store.listMaterials, MaterialList()).items.map(\.id) == [acids.material.id])
+        #expect(try await world.call(Store.getSession, RecordID(id: session.id)).subjectId == nil)
+        let chunks = try await world.sql { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM chunk") ?? -1 }
+        #expect(chunks == samplePut().chunks.count)
+
+        // Without cascade the material stays, without subject.
+        _ = try await world.call(Store.deleteSubject, SubjectDelete(id: chemistry.id))
+        #expect(try await world.call(Store.getMaterial, RecordID(id: acids.material.id)).subjectId == nil)
+        await world.stop()
+    }
 }

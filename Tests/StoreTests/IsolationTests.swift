@@ -33,7 +33,7 @@ struct IsolationTests {
         // get / update / delete of each kind.
         await notFound(Store.getSubject, RecordID(id: subject.id))
         await notFound(Store.updateSubject, SubjectUpdate(id: subject.id, name: "x"))
-        await notFound(Store.deleteSubject, RecordID(id: subject.id))
+        await notFound(Store.deleteSubject, SubjectDelete(id: subject.id))
         await notFound(Store.getMaterial, RecordID(id: material.id))
         await notFound(Store.updateMaterial, MaterialUpdate(id: material.id, title: "x"))
         await notFound(Store.deleteMaterial, RecordID(id: material.id))

@@ -214,6 +214,10 @@ public enum SchedulerDatabase {
             let devices = HabitSyncKind.tables.map { "ALTER TABLE \($0.table) ADD COLUMN device TEXT NOT NULL DEFAULT '';" }
             try db.execute(sql: devices.joined(separator: "\n") + "\n" + SyncLog.tables + "\n" + SyncLog.logExistingRows(of: HabitSyncKind.tables))
         }
+        // review.count: a user's reviews in a time range, without reading all their reviews.
+        migrator.registerMigration("scheduler.v5: reviews by time") { db in
+            try db.execute(sql: "CREATE INDEX review_log_by_time ON review_log (user_id, reviewed_at)")
+        }
         return migrator
     }
 

@@ -202,6 +202,17 @@ enum ReviewBook {
                            timeZone: zone.identifier, message: Messages.streak(current: current, reviewedToday: reviewedToday))
     }
 
+    /// The reviews recorded in `request`'s range.
+    static func count(_ request: ReviewCountRequest, _ db: Database, user: String) throws -> ReviewCount {
+        let from = request.from.unixMilliseconds, to = request.to.unixMilliseconds
+        guard from < to, to - from <= 400 * 86_400_000 else {
+            throw BusError.invalidArgument("'to' must be after 'from' and at most 400 days later", details: .object(["field": .string("to")]))
+        }
+        let reviews = try Int.fetchOne(
+            db, sql: "SELECT count(*) FROM review_log WHERE user_id = ? AND reviewed_at >= ? AND reviewed_at < ?", arguments: [user, from, to]) ?? 0
+        return ReviewCount(reviews: reviews)
+    }
+
     /// A set's statistics as of now.
     static func setStatistics(setId: String, _ db: Database, user: String, now: Date) throws -> SetStatistics {
         let setId = try IDField.check(setId, "setId")

@@ -35,6 +35,9 @@ enum ReviewMethods {
         handlers.handle(Scheduler.studyStreak) { scheduler, _, context in
             try await scheduler.read(context) { db, user, now in try ReviewBook.streak(db, user: user, now: now) }
         }
+        handlers.handle(Scheduler.reviewCount) { scheduler, request, context in
+            try await scheduler.read(context) { db, user, _ in try ReviewBook.count(request, db, user: user) }
+        }
         handlers.handle(Scheduler.setStatistics) { scheduler, request, context in
             try await scheduler.read(context) { db, user, now in try ReviewBook.setStatistics(setId: request.setId, db, user: user, now: now) }
         }

@@ -37,6 +37,10 @@ enum IngestMethods {
             try Field.id(request.id, "id")
             return try await store.read(context) { db, user in try original(request.id, db, user: user) }
         })
+        handlers.handle(Store.materialText) { store, request, context in
+            try Field.id(request.id, "id")
+            return try await store.read(context) { db, user in try text(request.id, db, user: user) }
+        }
         handlers.handle(Store.stuckMaterials) { store, request, context in
             let age = try Field.number(request.olderThanSeconds ?? 600, "olderThanSeconds", in: 1...StoreLimits.maximumStuckAgeSeconds)
             let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 100)
@@ -123,6 +127,38 @@ enum IngestMethods {
             id: material.id, sha256: sha256, sizeBytes: content.count, fileName: material.fileName, mimeType: material.mimeType,
             sourceKind: material.sourceKind)
         return (info, content)
+    }
+
+    /// The material's text from its chunks: document after document, each chunk without the
+    /// scalars it repeats of the text before it (ingest's chunks overlap; their offsets say by
+    /// how much).
+    static func text(_ id: String, _ db: Database, user: String) throws -> MaterialText {
+        let material = try Changes(db: db, user: user, now: Date()).require(Material.self, id)
+        let rows = try Row.fetchCursor(db, sql: """
+            SELECT c.source_document_id AS document, c.text, c.start_offset, c.end_offset
+            FROM chunk c JOIN source_document d ON d.user_id = c.user_id AND d.id = c.source_document_id
+            WHERE c.user_id = ? AND c.material_id = ?
+            ORDER BY d.created_at, d.id, c.ordinal, c.pk
+            """, arguments: [user, material.id])
+        var documents: [String] = []
+        var document: String?
+        var covered = 0  // the document's scalars written so far, by offset
+        while let row = try rows.next() {
+            let documentId: String = row["document"]
+            if documentId != document {
+                documents.append("")
+                document = documentId
+                covered = 0
+            }
+            let chunk: String = row["text"]
+            let start: Int = row["start_offset"]
+            let end: Int = row["end_offset"]
+            let repeated = min(max(0, covered - start), chunk.unicodeScalars.count)
+            documents[documents.count - 1].unicodeScalars.append(contentsOf: chunk.unicodeScalars.dropFirst(repeated))
+            covered = max(covered, end)
+        }
+        let text = documents.joined(separator: "\n\n")
+        return MaterialText(id: material.id, text: text, characterCount: text.unicodeScalars.count, documentCount: documents.count)
     }
 
     static func stuck(before cutoff: Int64, user: String?, limit: Int, _ db: Database) throws -> StuckMaterials {

@@ -2,6 +2,7 @@ import Bus
 import Contracts
 import Foundation
 import GRDB
+import Logging
 import Wire
 
 extension StudySessionCreate: CreateRequest {}
@@ -132,6 +133,18 @@ struct CalendarDay {
         timeZoneName = zoneName
         self.start = start.unixMilliseconds
         self.end = end.unixMilliseconds
+    }
+
+    /// The reviews the scheduler recorded during the day, or nil (logged) if it does not answer
+    /// within 2 s: the dashboard shows the rest rather than nothing.
+    func reviewsRecorded(_ context: RequestContext) async -> Int? {
+        let range = ReviewCountRequest(from: Date(unixMilliseconds: start), to: Date(unixMilliseconds: end))
+        do throws(BusError) {
+            return try await context.bus.call(Scheduler.reviewCount, range, options: context.downstreamOptions(timeout: .seconds(2))).reviews
+        } catch {
+            context.logger.warning("progress.today without the scheduler's review count", metadata: ["error": "\(error)"])
+            return nil
+        }
     }
 
     /// `progress.today` from the rows: sessions overlapping the day (the part within it, a

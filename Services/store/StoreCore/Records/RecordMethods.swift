@@ -40,14 +40,16 @@ enum RecordMethods {
         handlers.handle(Store.progressToday) { store, request, context in
             let now = store.clock.now()
             let day = try CalendarDay(request, now: now)
-            return try await store.read(context) { db, user in try day.progress(db, user: user, now: now.unixMilliseconds) }
+            var progress = try await store.read(context) { db, user in try day.progress(db, user: user, now: now.unixMilliseconds) }
+            progress.reviewsRecorded = await day.reviewsRecorded(context)
+            return progress
         }
     }
 
     /// Registers create, get, update, delete and list of `kind`.
     private static func register<Kind: RecordKind>(
         _ kind: Kind.Type, _ handlers: Handlers<StoreService>, _ create: Method<Kind.Create, Kind.Record>, _ get: Method<RecordID, Kind.Record>,
-        _ update: Method<Kind.Update, Kind.Record>, _ delete: Method<RecordID, Empty>, _ list: Method<Kind.List, RecordPage<Kind.Record>>
+        _ update: Method<Kind.Update, Kind.Record>, _ delete: Method<Kind.Delete, Empty>, _ list: Method<Kind.List, RecordPage<Kind.Record>>
     ) {
         handlers.handle(create) { store, request, context in
             try await store.write(context, request) { changes in
@@ -75,7 +77,7 @@ enum RecordMethods {
         handlers.handle(delete) { store, request, context in
             try Field.id(request.id, "id")
             return try await store.write(context, request) { changes in
-                try Kind.remove(try changes.require(Kind.Record.self, request.id), changes)
+                try Kind.remove(try changes.require(Kind.Record.self, request.id), as: request, changes)
                 return Empty()
             }
         }
