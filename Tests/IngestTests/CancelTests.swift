@@ -87,6 +87,26 @@ struct CancelTests {
         }
     }
 
+    @Test("a cancel handled by another worker reaches the job's worker through ingest.failed: its tool is killed, nothing stored")
+    func cancelThroughAnotherWorker() async throws {
+        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
+        let tool = try await Self.slowTool(pidFile: pidFile)
+        defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
+        try await withIngest(testIngestConfiguration { $0.tools.pdftotext = tool.path }, gateway: nil) { world in
+            let submitted = try await world.submit(data: try Fixture.data("lecture.pdf"), IngestSubmit(fileName: "lecture.pdf", wait: false))
+            try await eventually("the tool runs", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
+            let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            // What the worker that took the ingest.cancel does: fail the material with reason
+            // 'cancelled' in the store; this worker hears of it only through the store's event.
+            _ = try await world.store(Store.failMaterial, MaterialFail(id: submitted.materialId, reason: "cancelled"))
+            try await eventually("the tool is killed", timeout: .seconds(10)) { Hostile.isGone(pid) }
+            try await eventually("the job has ended", timeout: .seconds(10)) { world.ingest?.runner.activeCount == 0 }
+            let material = try await world.store(Store.getMaterial, RecordID(id: submitted.materialId))
+            #expect(material.status == .failed && material.failureReason == "cancelled")
+            try await expectNothingStored(world, submitted.materialId)
+        }
+    }
+
     @Test("cancelling a queued job (the worker busy with another) stops it before it runs; the running one goes on")
     func cancelQueued() async throws {
         let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
