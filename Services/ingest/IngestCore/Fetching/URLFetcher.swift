@@ -70,13 +70,15 @@ final class URLFetcher: Sendable {
     private func get(_ url: String, fileName given: String?, deadline: ContinuousClock.Instant) async throws(BusError) -> Answer {
         let remaining = deadline - ContinuousClock.now
         guard remaining > .zero else { throw timedOut() }
-        let request = HTTPRequest(
-            url: url, headers: [("user-agent", "StudyBus-ingest"), ("accept", "*/*")], timeout: remaining,
-            connectTimeout: min(settings.connectTimeout, remaining), decompress: false)
-        var body = Data()
         var fileName = given ?? Self.fileName(from: url)
         var mimeType: String?
-        var limit = StoreLimits.materialBytes
+        // The format's limit when the name tells it, else the largest; the client stops reading
+        // one byte past it, whatever this task has taken from the stream yet.
+        var limit = FormatDetection.format(fileName: fileName, mimeType: nil, data: Data())?.maxBytes ?? StoreLimits.materialBytes
+        let request = HTTPRequest(
+            url: url, headers: [("user-agent", "StudyBus-ingest"), ("accept", "*/*")], timeout: remaining,
+            connectTimeout: min(settings.connectTimeout, remaining), maximumBodyBytes: limit + 1, decompress: false)
+        var body = Data()
         do {
             for try await event in http.stream(request) {
                 switch event {
@@ -91,7 +93,7 @@ final class URLFetcher: Sendable {
                     mimeType = headers["content-type"].map(FormatDetection.baseMimeType).flatMap { $0.isEmpty || $0.utf8.count > 255 ? nil : $0 }
                     // Known from the name or the media type, the format's own limit applies
                     // already while reading; else the largest, and the format's once sniffed.
-                    if let format = FormatDetection.format(fileName: fileName, mimeType: mimeType, data: Data()) { limit = format.maxBytes }
+                    if let format = FormatDetection.format(fileName: fileName, mimeType: mimeType, data: Data()) { limit = min(limit, format.maxBytes) }
                     if let length = headers["content-length"].flatMap(Int.init), length > limit { throw tooLarge(limit) }
                 case .body(let chunk):
                     guard body.count + chunk.count <= limit else { throw tooLarge(limit) }
