@@ -45,6 +45,7 @@ struct JobMethods: Sendable {
     /// Fetches the URL (``URLFetcher``), then goes on as `submit` with the file it got.
     func submitURL(_ request: IngestSubmitURL, _ context: RequestContext) async throws -> IngestResult {
         _ = try context.requireUser()
+        // Every field is checked before anything is fetched.
         let givenName = try request.fileName.map { name throws(BusError) in
             try Field.text(name, "fileName", maximum: StoreLimits.fileNameLength, trimming: true)
         }
