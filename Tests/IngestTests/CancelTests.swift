@@ -17,13 +17,10 @@ struct CancelTests {
         // Written by a shell of its own: a file this process wrote could be held open by a child
         // another test forks at that moment (a web server lives for its whole test), and
         // executing it then fails with ETXTBSY.
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-        writer.arguments = ["-c", "printf '%s\\n' \"$1\" > \"$2\" && chmod 755 \"$2\"", "sh",
-                            "#!/bin/sh\necho $$ > \(pidFile.path)\nexec sleep 60", tool.path]
-        try writer.run()
-        writer.waitUntilExit()
-        #expect(writer.terminationStatus == 0)
+        let writer = try ChildProcess(executable: "/bin/sh", arguments: [
+            "-c", "printf '%s\\n' \"$1\" > \"$2\" && chmod 755 \"$2\"", "sh", "#!/bin/sh\necho $$ > \(pidFile.path)\nexec sleep 60", tool.path,
+        ])
+        #expect(await writer.waitForExit() == 0)
         return tool
     }
 
