@@ -16,8 +16,8 @@ import Wire
 /// ```
 public let Ingest = IngestContract()
 
-/// The methods and the event of `ingest`. `ingest.submit` and `ingest.retry` act for the request
-/// header's `user`; `ingest.formats` needs none.
+/// The methods and the event of `ingest`. `ingest.submit`, `submitURL`, `retry` and `cancel` act
+/// for the request header's `user`; `ingest.formats` needs none.
 public struct IngestContract: ServiceContract {
     /// The service name on the bus.
     public static let serviceName = "ingest"
