@@ -246,7 +246,7 @@ let package = Package(
         .target(
             name: "IngestCore",
             dependencies: [
-                "Bus", "Threads", "ToolProcess", "Wire", "Contracts", "ServiceKit",
+                "Bus", "Threads", "ToolProcess", "Wire", "Contracts", "ServiceKit", "HTTPClient",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),

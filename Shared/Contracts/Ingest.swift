@@ -16,8 +16,8 @@ import Wire
 /// ```
 public let Ingest = IngestContract()
 
-/// The methods and the event of `ingest`. `ingest.submit` and `ingest.retry` act for the request
-/// header's `user`; `ingest.formats` needs none.
+/// The methods and the event of `ingest`. `ingest.submit`, `submitURL`, `retry` and `cancel` act
+/// for the request header's `user`; `ingest.formats` needs none.
 public struct IngestContract: ServiceContract {
     /// The service name on the bus.
     public static let serviceName = "ingest"
@@ -32,6 +32,14 @@ public struct IngestContract: ServiceContract {
     /// Processes a failed material again from its stored original.
     public let retry = Method<IngestRetry, IngestResult>(
         Self.self, "ingest.retry", "Process a failed (or pending) material again from its stored original file.", audience: .app)
+    /// Fetches a web page or file over http(s) and processes it as `submit` does an uploaded file.
+    public let submitURL = Method<IngestSubmitURL, IngestResult>(
+        Self.self, "ingest.submitURL",
+        "Fetch a web page or file over http(s) (public addresses only, at most 5 redirects, the formats' size limits) and process it as ingest.submit does an upload.", audience: .app)
+    /// Stops a material's running or queued job; the material ends failed with reason `cancelled`.
+    public let cancel = Method<IngestCancel, Material>(
+        Self.self, "ingest.cancel",
+        "Stop the processing of a material (running or queued): it ends failed with reason 'cancelled' and nothing of the job is stored; a ready or failed one is FAILED_PRECONDITION.", audience: .app)
     /// The formats ingest reads, their size limits and the chunking settings.
     public let formats = Method<Empty, IngestFormats>(
         Self.self, "ingest.formats", "The file formats ingest reads, with extensions, media types and size limits; the chunking settings.", audience: .app)
@@ -132,6 +140,42 @@ public struct IngestRetry: Codable, Sendable, Equatable {
         self.materialId = materialId
         self.options = options
         self.wait = wait
+    }
+}
+
+/// `ingest.submitURL`: the file comes from `url` instead of the attachment frame.
+public struct IngestSubmitURL: Codable, Sendable, Equatable {
+    /// An absolute `http` or `https` URL, at most 2,048 characters.
+    public var url: String
+    /// The file's name, 1...255 characters; default: the URL path's last segment (with the
+    /// format's extension when it has none ingest knows).
+    public var fileName: String?
+    /// As in ``IngestSubmit``; default: a title found in the document, else the file name.
+    public var title: String?
+    public var subjectId: String?
+    public var options: IngestOptions?
+    /// As in ``IngestSubmit/wait``; default true. The fetch happens before the reply either way.
+    public var wait: Bool?
+
+    public init(
+        url: String, fileName: String? = nil, title: String? = nil, subjectId: String? = nil, options: IngestOptions? = nil,
+        wait: Bool? = nil
+    ) {
+        self.url = url
+        self.fileName = fileName
+        self.title = title
+        self.subjectId = subjectId
+        self.options = options
+        self.wait = wait
+    }
+}
+
+/// `ingest.cancel`: the material whose job to stop.
+public struct IngestCancel: Codable, Sendable, Equatable {
+    public var materialId: String
+
+    public init(materialId: String) {
+        self.materialId = materialId
     }
 }
 

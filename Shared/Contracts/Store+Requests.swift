@@ -287,6 +287,9 @@ public struct MaterialPut: Codable, Sendable, Equatable {
     /// …or in a new set of this name (topic: the material's title).
     public var newSetName: String?
     public var replace: Bool?
+    /// Write only while the material is `processing` (else FAILED_PRECONDITION, nothing
+    /// written): an ingest job's result, refused once the job was cancelled or failed meanwhile.
+    public var onlyIfProcessing: Bool?
     /// Tasks taken from the material (a calendar's to-dos), written in the same transaction.
     /// `materialId` defaults to this material and `subjectId` to its subject; a task whose `id`
     /// the user already has is left as it is. At most 500 with `sessions`.
@@ -297,9 +300,10 @@ public struct MaterialPut: Codable, Sendable, Equatable {
         materialId: String? = nil, title: String? = nil, subjectId: String? = nil, sourceKind: MaterialSourceKind? = nil,
         fileName: String? = nil, mimeType: String? = nil, summary: String? = nil, keywords: [String]? = nil,
         sourceDocument: SourceDocumentInput, chunks: [ChunkInput], flashcards: [GeneratedFlashcard] = [],
-        setId: String? = nil, newSetName: String? = nil, replace: Bool? = nil,
+        setId: String? = nil, newSetName: String? = nil, replace: Bool? = nil, onlyIfProcessing: Bool? = nil,
         tasks: [StudyTaskCreate]? = nil, sessions: [StudySessionCreate]? = nil
     ) {
+        self.onlyIfProcessing = onlyIfProcessing
         self.tasks = tasks
         self.sessions = sessions
         self.materialId = materialId

@@ -19,9 +19,11 @@ final class Transfer {
     var httpVersion = "1.1"
     var body = Data()
     var headDelivered = false
-    /// The request's ``HTTPRequest/maximumBodyBytes`` (buffered exchanges only).
+    /// The request's ``HTTPRequest/maximumBodyBytes``.
     let bodyLimit: Int?
     var bodyTruncated = false
+    /// Body bytes handed to a streaming caller so far.
+    var bodyStreamed = 0
     let destinations: DestinationPolicy?
     /// The class of the last address the policy refused.
     var refused: AddressClass?
@@ -68,6 +70,16 @@ final class Transfer {
             body.append(contentsOf: bytes)
         case .streaming(let continuation):
             deliverHead()
+            // Checked here, on the client's thread: the stream buffers what its caller has not
+            // taken yet, so a caller's own count would stop the reading too late.
+            if let bodyLimit, bodyStreamed + bytes.count > bodyLimit {
+                let room = max(0, bodyLimit - bodyStreamed)
+                if room > 0 { continuation.yield(.body(Data(bytes.prefix(room)))) }
+                bodyStreamed = bodyLimit
+                bodyTruncated = true
+                return false
+            }
+            bodyStreamed += bytes.count
             continuation.yield(.body(Data(bytes)))
         }
         return true

@@ -1,4 +1,5 @@
 import Foundation
+import Wire
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -178,6 +179,22 @@ public struct IPNetwork: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(address)/\(prefixLength)" }
+
+    /// An operator's list of networks from the environment variable `variable`: CIDRs (a bare
+    /// address is one host) separated by commas or spaces, at most 100.
+    /// - Throws: `INVALID_ARGUMENT` naming the variable and the entry it cannot read.
+    public static func list(_ text: String?, variable: String) throws(BusError) -> [IPNetwork] {
+        let entries = (text ?? "").split { $0 == "," || $0.isWhitespace }
+        guard entries.count <= 100 else { throw .invalidArgument("environment variable \(variable) lists more than 100 networks") }
+        var networks: [IPNetwork] = []
+        for entry in entries {
+            guard let network = IPNetwork(String(entry)) else {
+                throw .invalidArgument("environment variable \(variable) must list CIDRs such as 10.0.0.0/8 or fd00::/8, got '\(entry.prefix(100))'")
+            }
+            networks.append(network)
+        }
+        return networks
+    }
 
     private static func mask32(_ prefix: Int) -> UInt32 { prefix == 0 ? 0 : UInt32.max << (32 - prefix) }
     private static func mask128(_ prefix: Int) -> UInt128 { prefix == 0 ? 0 : UInt128.max << (128 - prefix) }

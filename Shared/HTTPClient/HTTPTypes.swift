@@ -25,9 +25,11 @@ public struct HTTPRequest: Sendable {
     public var version: Version
     /// A PEM file of certificate authorities to trust instead of the system's (tests, private CAs).
     public var caFile: String?
-    /// For ``HTTPClient/send(_:)``: read at most this many bytes of the body; the rest is not
-    /// read (the connection is closed) and the response says ``HTTPResponse/bodyTruncated``.
-    /// Nil: the whole body. A streaming caller stops by ending its iteration.
+    /// Read at most this many bytes of the body; the rest is not read (the connection is
+    /// closed). ``HTTPClient/send(_:)``'s response then says ``HTTPResponse/bodyTruncated``; a
+    /// stream ends after that many bytes as if the body ended there (ask one byte more than you
+    /// take to tell). Nil: the whole body (a streaming caller stops by ending its iteration, but
+    /// what arrives before it does is buffered).
     public var maximumBodyBytes: Int?
     /// Ask for a compressed body (`Accept-Encoding`) and decompress it. Off, no `Accept-Encoding`
     /// is sent and a body arrives as the server sent it, so a small answer cannot inflate.

@@ -112,6 +112,20 @@ struct OutboundLimitTests {
         }
     }
 
+    @Test("a stream with maximumBodyBytes delivers that many bytes of an endless body and ends, however slowly it is read")
+    func streamBodyLimit() async throws {
+        try await withServer(policy: nil) { client, server, _ in
+            var received = 0
+            for try await event in client.stream(HTTPRequest(url: server.baseURL + "/endless", timeout: .seconds(20), maximumBodyBytes: 100_000)) {
+                guard case .body(let chunk) = event else { continue }
+                received += chunk.count
+                // A slow reader: the client thread must stop reading by itself.
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(received == 100_000)
+        }
+    }
+
     @Test("without decompress no Accept-Encoding is sent and a gzip bomb arrives as its few compressed bytes")
     func noDecompression() async throws {
         try await withServer(policy: nil) { client, server, _ in

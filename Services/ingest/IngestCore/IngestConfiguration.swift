@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import HTTPClient
 import ServiceKit
 import ToolProcess
 import Wire
@@ -59,6 +60,21 @@ public struct ToolSettings: Sendable {
     }
 }
 
+/// How `ingest.submitURL` fetches: where it may connect, how long it may take, how many
+/// redirects it follows.
+public struct URLFetchSettings: Sendable, Equatable {
+    /// Networks reachable besides public addresses (`INGEST_URL_ALLOW_NETWORKS`).
+    public var allowedNetworks: [IPNetwork] = []
+    /// Connecting (name resolution included) must finish within this, per request.
+    public var connectTimeout: Duration = .seconds(10)
+    /// The whole fetch, redirects included, must finish within this.
+    public var timeout: Duration = .seconds(60)
+    /// Redirects followed, each checked as the first URL was.
+    public var maxRedirects = 5
+
+    public init() {}
+}
+
 /// Everything an ingest worker reads from its environment, read in one place.
 public struct IngestConfiguration: ServiceConfiguration {
     public static let serviceName = IngestContract.serviceName
@@ -98,6 +114,7 @@ public struct IngestConfiguration: ServiceConfiguration {
     /// The most text sent to `summarize` and `keywords` (longer documents: chunks sampled
     /// evenly across them); at most ai-gateway's 2 MiB.
     public var aiInputBytes = 256 * 1024
+    public var urlFetch = URLFetchSettings()
 
     /// The defaults of docs/services/ingest.md.
     public init() {}
@@ -163,6 +180,10 @@ public struct IngestConfiguration: ServiceConfiguration {
         shutdownGrace = .seconds(try environment.int("INGEST_SHUTDOWN_GRACE_SECONDS", default: 15, in: 0...18))
         summarySentences = try environment.int("INGEST_SUMMARY_SENTENCES", default: 5, in: 1...20)
         keywordCount = try environment.int("INGEST_KEYWORDS", default: 10, in: 1...50)
+        urlFetch.allowedNetworks = try IPNetwork.list(environment.optionalString("INGEST_URL_ALLOW_NETWORKS"), variable: "INGEST_URL_ALLOW_NETWORKS")
+        urlFetch.connectTimeout = .seconds(try environment.int("INGEST_URL_CONNECT_TIMEOUT_SECONDS", default: 10, in: 1...300))
+        urlFetch.timeout = .seconds(try environment.int("INGEST_URL_TIMEOUT_SECONDS", default: 60, in: 1...3600))
+        urlFetch.maxRedirects = try environment.int("INGEST_URL_MAX_REDIRECTS", default: 5, in: 0...20)
         aiInputBytes = try environment.int("INGEST_AI_INPUT_KB", default: 256, in: 1...(AIGatewayLimits.textBytes / 1024)) * 1024
     }
 }

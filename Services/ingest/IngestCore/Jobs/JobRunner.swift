@@ -16,7 +16,18 @@ public final class JobRunner: Service, Sendable {
     private let slots: TaskSlots
     private let logger: Logger
     /// Jobs started and not finished, by job id.
-    private let active = Mutex<[String: (material: String, bytes: Int, task: Task<IngestResult, any Error>)]>([:])
+    private let active = Mutex<[String: ActiveJob]>([:])
+
+    private struct ActiveJob {
+        let material: String
+        let bytes: Int
+        let task: Task<IngestResult, any Error>
+        /// Set when the user cancelled the job (`ingest.cancel`): its material is failed already.
+        let cancelled: Flag
+    }
+
+    /// The reason a material fails with when its user cancels its job.
+    static let cancelledReason = "cancelled"
 
     init(pipeline: Pipeline, configuration: IngestConfiguration, logger: Logger) {
         self.pipeline = pipeline
@@ -28,6 +39,18 @@ public final class JobRunner: Service, Sendable {
     /// Whether this worker is processing `materialId` now.
     func isRunning(_ materialId: String) -> Bool {
         active.withLock { $0.values.contains { $0.material == materialId } }
+    }
+
+    /// Stops this worker's job for `materialId`, if it runs one (its material was failed with
+    /// ``cancelledReason`` before): the job's task is cancelled, which kills its tool processes,
+    /// cancels its calls and stops it at its next check; it records nothing more.
+    func cancel(materialId: String) {
+        let jobs = active.withLock { $0.values.filter { $0.material == materialId } }
+        for job in jobs {
+            job.cancelled.set()
+            job.task.cancel()
+        }
+        if !jobs.isEmpty { logger.info("job cancelled", metadata: ["material": "\(materialId)"]) }
     }
 
     /// Jobs started and not finished.
@@ -48,17 +71,18 @@ public final class JobRunner: Service, Sendable {
     @discardableResult
     func start(_ job: IngestJob) -> Task<IngestResult, any Error> {
         // Registered under the lock the task's end takes too, so it cannot end unregistered.
-        active.withLock { active in
+        let cancelled = Flag()
+        return active.withLock { active in
             let task = Task<IngestResult, any Error> {
                 defer { _ = self.active.withLock { $0.removeValue(forKey: job.id) } }
-                return try await self.execute(job)
+                return try await self.execute(job, cancelled: cancelled)
             }
-            active[job.id] = (job.material.id, job.file.count + job.expansionAllowance, task)
+            active[job.id] = ActiveJob(material: job.material.id, bytes: job.file.count + job.expansionAllowance, task: task, cancelled: cancelled)
             return task
         }
     }
 
-    private func execute(_ job: IngestJob) async throws(BusError) -> IngestResult {
+    private func execute(_ job: IngestJob, cancelled: Flag) async throws(BusError) -> IngestResult {
         let started = ContinuousClock.now
         logger.info("job started", metadata: [
             "material": "\(job.material.id)", "user": "\(job.user)", "format": "\(job.format.rawValue)", "bytes": "\(job.file.count)",
@@ -83,6 +107,12 @@ public final class JobRunner: Service, Sendable {
                 "cards": "\(result.outcome?.flashcardIds.count ?? 0)", "ms": "\(milliseconds)",
             ])
             return result
+        case .failure where cancelled.isSet:
+            // ingest.cancel failed the material already; its late result (if any) the store refuses.
+            pipeline.progress.report(job, .failed, message: Self.cancelledReason)
+            logger.info("job stopped: cancelled", metadata: ["material": "\(job.material.id)", "ms": "\(milliseconds)"])
+            throw BusError(.cancelled, "the processing of material '\(job.material.id)' was cancelled (ingest.cancel)",
+                           details: .object(["materialId": .string(job.material.id)]))
         case .failure(let error):
             // Downstream calls share the job's deadline, so they may run out of time first (a
             // little before the job's own timer, as they measure it on other clocks).

@@ -98,7 +98,7 @@ struct Pipeline: Sendable {
                 title: (foundTitle ?? job.fileName).clipped(toScalars: StoreLimits.titleLength), pageCount: document.pageCount,
                 durationSeconds: document.durationSeconds, language: document.language),
             chunks: Self.chunkInputs(chunks),
-            flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title,
+            flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title, onlyIfProcessing: true,
             tasks: Self.calendarTasks(document.calendar, material: job.material.id),
             sessions: Self.calendarSessions(document.calendar, material: job.material.id))
     }

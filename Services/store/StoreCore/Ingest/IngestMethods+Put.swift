@@ -19,7 +19,14 @@ extension IngestMethods {
         try checkCards(request.flashcards, ordinals: Set(request.chunks.map(\.ordinal)))
         let materialID = try Field.optionalID(request.materialId, "materialId")
         var material: Material
-        if let existing = try materialID.flatMap({ try changes.find(Material.self, $0) }) {
+        let existing = try materialID.flatMap { try changes.find(Material.self, $0) }
+        if request.onlyIfProcessing == true, existing?.status != .processing {
+            // Checked in the transaction that would write: a job cancelled (or failed) meanwhile
+            // cannot bring its result in afterwards.
+            throw BusError.failedPrecondition(
+                "material '\(materialID ?? "")' is \(existing?.status.rawValue ?? "missing"), not processing; this result is not stored")
+        }
+        if let existing {
             guard existing.status != .ready || request.replace == true else {
                 throw BusError.failedPrecondition("material '\(existing.id)' is already ready; set 'replace' to re-generate its content")
             }
