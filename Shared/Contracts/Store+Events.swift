@@ -75,8 +75,12 @@ public struct IngestFailed: Codable, Sendable, Equatable {
     public var materialId: String
     public var userId: String
     public var title: String
+    /// Why: a worker's message, or ``cancelledReason``.
     public var reason: String
     public var failedAt: Date
+    /// The reason of a material whose user cancelled its job (`ingest.cancel`): no failure to
+    /// tell the user of.
+    public static let cancelledReason = "cancelled"
     public init(materialId: String, userId: String, title: String, reason: String, failedAt: Date) {
         self.materialId = materialId
         self.userId = userId

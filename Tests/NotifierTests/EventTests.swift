@@ -124,15 +124,18 @@ struct EventTests {
         await receiver.stop()
     }
 
-    @Test("material.ingested and ingest.failed tell the user their material is ready or could not be processed")
+    @Test("material.ingested and ingest.failed tell the user their material is ready or could not be processed; a cancel is not told")
     func materialEvents() async throws {
         let world = try await NotifierWorld.start()
+        // Applied in order: once the later two are in the inbox, this one was handled.
+        try world.store.publish("ingest.failed", Payloads.ingestFailed("m0", user: "u1", title: "Cancelled.pdf", reason: IngestFailed.cancelledReason), user: "u1")
         try world.store.publish("material.ingested", Payloads.materialIngested("m1", user: "u1", title: "Biology ch. 3", flashcardIds: ["f1", "f2"]), user: "u1")
         try world.store.publish("ingest.failed", Payloads.ingestFailed("m2", user: "u1", title: "Scan.png", reason: "The image has no readable text."), user: "u1")
         try await eventually("both in the inbox") { try await world.inbox().count == 2 }
         let items = try await world.inbox()
         #expect(items.contains { $0.title == "Your material is ready" && $0.body.contains("Biology ch. 3") && $0.body.contains("2 flashcards") })
         #expect(items.contains { $0.title == "“Scan.png” could not be processed" && $0.body.contains("no readable text") })
+        #expect(items.count == 2 && !items.contains { $0.title.contains("Cancelled.pdf") })
         await world.stop()
     }
 

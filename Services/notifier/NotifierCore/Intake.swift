@@ -41,6 +41,8 @@ struct Intake: Sendable {
             try materialNotice(user: try user(header, ingested.material.userId), title: title, body: body, tag: "white_check_mark", header, db)
         }
         routes.on(Store.ingestFailed) { failed, header, db in
+            // The user cancelled it themselves: nothing to tell them.
+            guard failed.reason != IngestFailed.cancelledReason else { return }
             let (title, body) = Wording.materialFailed(title: failed.title, reason: failed.reason)
             try materialNotice(user: try user(header, failed.userId), title: title, body: body, tag: "warning", header, db)
         }

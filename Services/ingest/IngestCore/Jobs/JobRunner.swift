@@ -27,7 +27,7 @@ public final class JobRunner: Service, Sendable {
     }
 
     /// The reason a material fails with when its user cancels its job.
-    static let cancelledReason = "cancelled"
+    static let cancelledReason = IngestFailed.cancelledReason
 
     init(pipeline: Pipeline, configuration: IngestConfiguration, logger: Logger) {
         self.pipeline = pipeline
