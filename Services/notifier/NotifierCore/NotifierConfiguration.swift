@@ -64,25 +64,10 @@ public struct NotifierConfiguration: ServiceConfiguration {
         disableAfter = .seconds(try environment.int("NOTIFIER_DISABLE_AFTER_HOURS", default: 120, in: 1...8760) * 3600)
         httpTimeout = try environment.milliseconds("NOTIFIER_HTTP_TIMEOUT_MS", default: httpTimeout)
         httpMaximumResponseBytes = try environment.int("NOTIFIER_HTTP_MAX_RESPONSE_BYTES", default: 4096, in: 256...1_048_576)
-        allowedNetworks = try Self.networks(environment.optionalString("NOTIFIER_ALLOWED_NETWORKS"), variable: "NOTIFIER_ALLOWED_NETWORKS")
+        allowedNetworks = try IPNetwork.list(environment.optionalString("NOTIFIER_ALLOWED_NETWORKS"), variable: "NOTIFIER_ALLOWED_NETWORKS")
         maximumInFlight = try environment.int("NOTIFIER_MAX_IN_FLIGHT", default: 512, in: 1...10_000)
         maximumInFlightPerChannel = try environment.int("NOTIFIER_MAX_IN_FLIGHT_PER_CHANNEL", default: 64, in: 1...10_000)
         apns = try APNsConfiguration(environment: environment)
-    }
-
-    /// `10.0.0.0/8, fd00::/8, 192.168.1.20`: CIDRs (a bare address is one host) separated by
-    /// commas or spaces, at most 100.
-    static func networks(_ text: String?, variable: String) throws(BusError) -> [IPNetwork] {
-        let entries = (text ?? "").split { $0 == "," || $0.isWhitespace }
-        guard entries.count <= 100 else { throw .invalidArgument("environment variable \(variable) lists more than 100 networks") }
-        var networks: [IPNetwork] = []
-        for entry in entries {
-            guard let network = IPNetwork(String(entry)) else {
-                throw .invalidArgument("environment variable \(variable) must list CIDRs such as 10.0.0.0/8 or fd00::/8, got '\(entry.prefix(100))'")
-            }
-            networks.append(network)
-        }
-        return networks
     }
 }
 
