@@ -130,6 +130,32 @@ struct SearchExportTests {
         await world.stop()
     }
 
+    @Test("the Anki text export imported by Anki itself: every card, a front starting with # too, with its tags and deck")
+    func ankiImportsTheExport() async throws {
+        let world = try await StoreWorld.start()
+        let set = try await world.call(Store.createSet, FlashcardSetCreate(name: "Tricky deck"))
+        let cards = [
+            ("Plain", "card", ["a", "two words"]), ("Comma, \"quote\"", "tab\there\nnew line", []), ("#1 rule", "# not a header", ["hash"]),
+            ("<b>not bold</b> & co", "ünïcode ✓ 日本語", []),
+        ]
+        for (front, back, tags) in cards {
+            _ = try await world.call(Store.createFlashcard, FlashcardCreate(front: front, back: back, tags: tags, setId: set.id))
+        }
+        let export = try await world.call(Store.export, ExportRequest(content: .flashcards, format: .anki, setId: set.id))
+        let file = try temporaryDirectory().appending(path: "deck.txt")
+        try Data(try #require(export.content).utf8).write(to: file)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appending(path: "anki_import.py").path
+        let imported = try JSONValue.parse(try await runPython([script, file.path]))
+        let notes = try #require(imported.objectValue?["notes"]?.arrayValue)
+        #expect(notes.count == cards.count)
+        for (note, card) in zip(notes, cards) {
+            #expect(note.objectValue?["fields"] == .array([.string(card.0), .string(card.1)]))
+            #expect(note.objectValue?["tags"] == .array(card.2.map { .string($0.replacingOccurrences(of: " ", with: "_")) }))
+            #expect(note.objectValue?["deck"] == .string("Tricky deck"))
+        }
+        await world.stop()
+    }
+
     @Test("a large export comes in the attachment frame; study sessions export as JSON")
     func largeExport() async throws {
         let world = try await StoreWorld.start()
