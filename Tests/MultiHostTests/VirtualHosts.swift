@@ -21,6 +21,8 @@ final class VirtualHosts: Sendable {
     private let hosts: [String]
     private let cpus = Mutex<[String: CPUQuota]>([:])
     private let processes = Mutex<[ChildProcess]>([])
+    /// The numbers of this process's networks: suites run at once, and each clears its number first.
+    private static let numbersInUse = Mutex<Set<Int>>([])
 
     /// Where the test process is on the network.
     var testAddress: String { "10.77.\(number).254" }
@@ -29,7 +31,11 @@ final class VirtualHosts: Sendable {
     /// named in `cpuCores` gets that many cores (e.g. 0.25), the others share the machine's.
     init(hosts: [String], cpuCores: [String: Double] = [:]) throws {
         precondition(!hosts.isEmpty && hosts.count < 200 && Set(cpuCores.keys).isSubset(of: hosts))
-        number = Int.random(in: 1...250)
+        number = Self.numbersInUse.withLock { used in
+            let number = (1...250).filter { !used.contains($0) }.randomElement()!
+            used.insert(number)
+            return number
+        }
         self.hosts = hosts
         Self.removeNamespaces(prefix: "sb\(number)-")
         CPUQuota.removeLeftovers(prefix: "sb\(number)-")
@@ -154,6 +160,7 @@ final class VirtualHosts: Sendable {
         }
         for quota in cpus.withLock({ $0.values }) { quota.remove() }
         Self.removeNamespaces(prefix: "sb\(number)-")
+        _ = Self.numbersInUse.withLock { $0.remove(number) }
     }
 
     private static func removeNamespaces(prefix: String) {
