@@ -7,28 +7,43 @@ import TestSupport
 /// on a bridge (in a namespace of its own, so the machine's network is not touched), and the
 /// test process attached to the same bridge. Processes started on a host talk to the others
 /// over a real, if virtual, network, where faults can be injected: a host that vanishes without
-/// a FIN or RST (iptables DROP), a link that is down, delay and loss (tc netem).
+/// a FIN or RST (iptables DROP), a link that is down, delay and loss (tc netem). A host may have
+/// a CPU of its own: a cgroup with a quota (``CPUQuota``) that every process started on it joins
+/// before it runs, so two real cores can be shared out like several small machines.
 ///
 /// Needs root (CI and the development machines run tests as root) and iproute2 and iptables
-/// (scripts/requirements/apt). ``remove()`` deletes every namespace it made, and with them
-/// their links; a network left behind by a test that crashed is removed by the next one that
-/// takes its number.
+/// (scripts/requirements/apt). ``remove()`` deletes every namespace and cgroup it made, and with
+/// them their links; a network left behind by a test that crashed is removed by the next one
+/// that takes its number.
 final class VirtualHosts: Sendable {
     /// The network's number: its subnet is 10.77.N.0/24 and its names start with `sbN`.
     let number: Int
     private let hosts: [String]
+    private let cpus = Mutex<[String: CPUQuota]>([:])
     private let processes = Mutex<[ChildProcess]>([])
+    /// The numbers of this process's networks: suites run at once, and each clears its number first.
+    private static let numbersInUse = Mutex<Set<Int>>([])
 
     /// Where the test process is on the network.
     var testAddress: String { "10.77.\(number).254" }
 
-    /// Makes a network with `hosts` (host `i` of the list gets address 10.77.N.(i+1)).
-    init(hosts: [String]) throws {
-        precondition(!hosts.isEmpty && hosts.count < 200)
-        number = Int.random(in: 1...250)
+    /// Makes a network with `hosts` (host `i` of the list gets address 10.77.N.(i+1)); a host
+    /// named in `cpuCores` gets that many cores (e.g. 0.25), the others share the machine's.
+    init(hosts: [String], cpuCores: [String: Double] = [:]) throws {
+        precondition(!hosts.isEmpty && hosts.count < 200 && Set(cpuCores.keys).isSubset(of: hosts))
+        number = Self.numbersInUse.withLock { used in
+            let number = (1...250).filter { !used.contains($0) }.randomElement()!
+            used.insert(number)
+            return number
+        }
         self.hosts = hosts
         Self.removeNamespaces(prefix: "sb\(number)-")
+        CPUQuota.removeLeftovers(prefix: "sb\(number)-")
         do {
+            for (host, cores) in cpuCores {
+                let quota = try CPUQuota(name: namespace(host), cores: cores)
+                cpus.withLock { $0[host] = quota }
+            }
             try Self.ip("netns", "add", switchNamespace)
             try Self.ip("-n", switchNamespace, "link", "add", "br0", "type", "bridge")
             try Self.ip("-n", switchNamespace, "link", "set", "br0", "up")
@@ -74,16 +89,25 @@ final class VirtualHosts: Sendable {
         }
     }
 
-    /// Starts `executable` on `host` with `environment` added to the test's; its output goes to
-    /// `logFile`. Stopped by ``remove()`` if still running.
+    /// Starts `executable` with `arguments` on `host` with `environment` added to the test's; its
+    /// output goes to `logFile`. Stopped by ``remove()`` if still running.
     @discardableResult
-    func start(on host: String, _ executable: String, environment: [String: String], logFile: String) throws -> ChildProcess {
+    func start(on host: String, _ executable: String, arguments: [String] = [], environment: [String: String], logFile: String) throws -> ChildProcess {
         // `ip netns exec` enters the namespace and then execs the program: the pid is the program's.
-        let process = try ChildProcess(executable: Self.ipPath, arguments: ["netns", "exec", namespace(host), executable],
-                                       environment: environment, logFile: logFile)
+        var command = [Self.ipPath, "netns", "exec", namespace(host), executable] + arguments
+        if let cpu = cpu(host) {
+            // A shell joins the host's cgroup and then execs the rest, so not one instruction of
+            // the program runs outside its quota (and the pid stays the program's).
+            command = ["/bin/sh", "-c", #"while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@""#, "sh"]
+                + cpu.processListFiles + ["--"] + command
+        }
+        let process = try ChildProcess(executable: command[0], arguments: Array(command.dropFirst()), environment: environment, logFile: logFile)
         processes.withLock { $0.append(process) }
         return process
     }
+
+    /// The CPU of `host`, when it has a quota.
+    func cpu(_ host: String) -> CPUQuota? { cpus.withLock { $0[host] } }
 
     // MARK: Faults
 
@@ -126,14 +150,17 @@ final class VirtualHosts: Sendable {
 
     // MARK: Cleaning up
 
-    /// Stops the processes started on the hosts and deletes every namespace of the network.
+    /// Stops the processes started on the hosts and deletes every namespace and cgroup of the
+    /// network.
     func remove() {
         let started = processes.withLock { $0 }
         for process in started {
             process.send(SIGKILL)
             _ = waitpid(process.pid, nil, 0)
         }
+        for quota in cpus.withLock({ $0.values }) { quota.remove() }
         Self.removeNamespaces(prefix: "sb\(number)-")
+        _ = Self.numbersInUse.withLock { $0.remove(number) }
     }
 
     private static func removeNamespaces(prefix: String) {
