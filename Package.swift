@@ -397,7 +397,6 @@ if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
             dependencies: [
                 "EdgeCore", "StoreCore", "BrokerCore", "Bus", "Contracts", "ServiceKit", "Wire",
                 .product(name: "Logging", package: "swift-log"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Benchmarks/EdgeBench"
         ),

@@ -17,17 +17,12 @@
 // the calls in flight, EDGE_BENCH_SSE (default 10,000) the idle streams, opened by
 // `SSE_IDLE_CLIENT` (bench/sse-idle.py), another process, so that only the edge's side counts;
 // EDGE_BENCH_HOLD_PATH=/healthz holds plain keep-alive connections instead, for comparison.
-// EDGE_BENCH_NIO_EXECUTOR=1 makes NIO's event loops Swift Concurrency's global executor (for
-// the whole process), so that a handler's task runs on an event loop instead of hopping to the
-// cooperative pool and back.
 import BrokerCore
 import Bus
 import Contracts
 import EdgeCore
 import Foundation
 import Logging
-import NIOCore
-import NIOPosix
 import ServiceKit
 import ServiceLifecycle
 import StoreCore
@@ -35,11 +30,6 @@ import Synchronization
 import Wire
 
 let environment = ProcessInfo.processInfo.environment
-if environment["EDGE_BENCH_NIO_EXECUTOR"] == "1" {
-    guard NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor() else {
-        fatalError("could not make NIO's event loops the global executor")
-    }
-}
 let seconds = max(1, Int(environment["EDGE_BENCH_SECONDS"] ?? "") ?? 10)
 let connections = max(1, Int(environment["EDGE_BENCH_CONNECTIONS"] ?? "") ?? 16)
 let idleStreams = max(0, Int(environment["EDGE_BENCH_SSE"] ?? "") ?? 10_000)
