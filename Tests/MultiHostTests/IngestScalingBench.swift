@@ -7,7 +7,8 @@ import Testing
 /// store and ai-gateway each on a host of their own with CPU enough not to be the bound, ingest
 /// workers on 1, 2 and 4 hosts of equal quota; IngestBench (the same burst of 200 documents of
 /// 100 KB as `scripts/bench-ingest`) runs against each. Prints `name value unit` lines: jobs/s,
-/// the ratios to one host, and the cores store, ai-gateway and the workers used in each burst.
+/// the ratios to one host, and the cores the broker, store, ai-gateway and the workers used in
+/// each burst.
 /// Runs only when the script names the release build (`STUDYBUS_INGEST_HOSTS_BIN`); not in CI.
 @Suite("Ingest scaling over hosts (scripts/bench-ingest --hosts)", .serialized)
 struct IngestScalingBench {
@@ -53,7 +54,7 @@ struct IngestScalingBench {
                     try start("ingest", on: "worker-\(started)")
                 }
                 let hosts = Array(Self.workerHosts.prefix(hostCount))
-                let measured = ["store", "ai-gateway"] + hosts
+                let measured = ["broker", "store", "ai-gateway"] + hosts
                 let before = try measured.map { try network.cpu($0)!.usage() }
                 let label = "\(hostCount)_host\(hostCount == 1 ? "" : "s")"
                 let (rate, seconds) = try await Self.burst(label: label, workers: hostCount, seed: 10 + run, binaries: binaries, environment: common, logs: logs)
@@ -61,9 +62,10 @@ struct IngestScalingBench {
                 jobsPerSecond[hostCount] = rate
                 print("jobs_per_s_\(label) \(String(format: "%.1f", rate)) jobs/s")
                 func cores(_ duration: Duration) -> String { String(format: "%.2f", duration / .seconds(seconds)) }
-                print("store_cpu_cores_\(label) \(cores(used[0])) cores")
-                print("ai_gateway_cpu_cores_\(label) \(cores(used[1])) cores")
-                print("ingest_cpu_cores_per_host_\(label) \(cores(used[2...].reduce(.zero, +) / hostCount)) cores")
+                print("broker_cpu_cores_\(label) \(cores(used[0])) cores")
+                print("store_cpu_cores_\(label) \(cores(used[1])) cores")
+                print("ai_gateway_cpu_cores_\(label) \(cores(used[2])) cores")
+                print("ingest_cpu_cores_per_host_\(label) \(cores(used[3...].reduce(.zero, +) / hostCount)) cores")
             }
             let one = try #require(jobsPerSecond[1])
             print("jobs_per_s_2_hosts_over_1 \(String(format: "%.2f", jobsPerSecond[2]! / one)) x")
