@@ -68,6 +68,8 @@ final class PocketSphinxRecognizer: Sendable {
     /// A pocketsphinx decoder; only ever touched on the recognizer's thread.
     final class Decoder {
         private let decoder: OpaquePointer
+        /// The live cepstral mean the model starts from, put back before every recording.
+        private let initialMean: [mfcc_t]
 
         init(modelDirectory: String) throws(BusError) {
             let files = ["en-us", "en-us.lm.bin", "cmudict-en-us.dict"].map { modelDirectory + "/" + $0 }
@@ -87,6 +89,9 @@ final class PocketSphinxRecognizer: Sendable {
             }
             cmd_ln_free_r(config)  // the decoder holds its own reference
             self.decoder = decoder
+            var mean = [mfcc_t](repeating: 0, count: Int(studybus_cmn_length(decoder)))
+            studybus_cmn_get(decoder, &mean)
+            initialMean = mean
         }
 
         deinit { ps_free(decoder) }
@@ -102,6 +107,7 @@ final class PocketSphinxRecognizer: Sendable {
             let duration = Double(samples.count) / Double(PocketSphinxRecognizer.sampleRate)
             let whole = samples.count <= Self.wholeUtteranceSeconds * PocketSphinxRecognizer.sampleRate
             let block = whole ? max(1, samples.count) : 2 * PocketSphinxRecognizer.sampleRate
+            studybus_cmn_prepare(decoder, whole ? 1 : 0, initialMean)
             ps_start_utt(decoder)
             var start = 0
             while start < samples.count {
