@@ -39,9 +39,6 @@ extension BusError {
     }
 }
 
-/// Heartbeat of the test broker and buses.
-let heartbeatMs = testHeartbeatMs
-
 /// A real broker, the scheduler on its own bus with a manual clock and its own SQLite file,
 /// and a client bus; `stopScheduler()` and `startScheduler()` restart it on the same file.
 final class SchedulerWorld: @unchecked Sendable {
@@ -56,10 +53,10 @@ final class SchedulerWorld: @unchecked Sendable {
 
     /// A new world; its scheduler opens `directory`'s database (a new one by default).
     static func start(at start: Date = instant("2026-11-22T10:00:00Z"), directory: URL? = nil) async throws -> SchedulerWorld {
-        let (broker, endpoints) = try await startBroker(heartbeatMs: heartbeatMs)
+        let (broker, endpoints) = try await startBroker()
         let directory = try directory ?? temporaryDirectory()
         let clock = ManualWallClock(start)
-        let client = try Bus(configuration: busConfiguration(endpoints, source: "client", heartbeatMs: heartbeatMs), logger: testLogger("client"))
+        let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let scheduler = try Self.makeScheduler(endpoints: endpoints, directory: directory, clock: clock)
         let world = SchedulerWorld(broker: broker, endpoints: endpoints, client: client, clock: clock, directory: directory, scheduler: scheduler)
         try await world.run()
@@ -82,7 +79,7 @@ final class SchedulerWorld: @unchecked Sendable {
         configuration.catchUpInterval = .milliseconds(200)
         return try SchedulerService(context: ServiceContext(
             configuration: configuration, logger: testLogger("scheduler"),
-            busConfiguration: busConfiguration(endpoints, source: "scheduler", heartbeatMs: heartbeatMs)))
+            busConfiguration: busConfiguration(endpoints, source: "scheduler")))
     }
 
     private func run() async throws {

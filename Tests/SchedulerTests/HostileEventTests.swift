@@ -13,7 +13,7 @@ struct HostileEventTests {
     func hostileSeqAndTs() async throws {
         let world = try await SchedulerWorld.start()
         // Anyone may publish on the bus; this one claims to be store.
-        let impostor = try Bus(configuration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs), logger: testLogger("impostor"))
+        let impostor = try Bus(configuration: busConfiguration(world.endpoints, source: "store"), logger: testLogger("impostor"))
         let card = Flashcard(id: "c1", userId: "u1", front: "f", back: "b", createdAt: world.clock.now(), updatedAt: world.clock.now())
         let payload = try WireCoding.encode(card)
         func publish(_ id: String, seq: Int64, ts: Int64) throws {

@@ -153,7 +153,7 @@ struct ReminderTests {
     @Test("a reminder set after its time of day starts the next day; live subscribers receive the events")
     func configuredLate() async throws {
         let world = try await SchedulerWorld.start(at: instant("2026-11-22T10:00:00Z"))
-        let listener = try Bus(configuration: busConfiguration(world.endpoints, source: "notifier", heartbeatMs: heartbeatMs), logger: testLogger("notifier"))
+        let listener = try Bus(configuration: busConfiguration(world.endpoints, source: "notifier"), logger: testLogger("notifier"))
         let live = EventCollector(try listener.subscribe(["habit."]))
         // ZeroMQ subscriptions take a moment to reach the broker: wait until a probe gets through.
         try await eventually("the subscription is live") {

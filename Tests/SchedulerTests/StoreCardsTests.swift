@@ -21,7 +21,7 @@ struct RunningStore {
         let configuration = StoreConfiguration(databaseURL: try temporaryDirectory().appending(path: "store.sqlite"), clock: world.clock)
         let store = try StoreService(context: ServiceContext(
             configuration: configuration, logger: testLogger("store"),
-            busConfiguration: busConfiguration(world.endpoints, source: "store", heartbeatMs: heartbeatMs)))
+            busConfiguration: busConfiguration(world.endpoints, source: "store")))
         let running = RunningStore(store: store, tasks: store.services.map { service in Task { try await service.run() } })
         try await eventually("store serves") {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving

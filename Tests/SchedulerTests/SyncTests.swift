@@ -274,7 +274,7 @@ struct HabitSyncTests {
     @Test("every habit change publishes habit.<kind>.created|updated|deleted for the record's user, with the device that made it")
     func events() async throws {
         let world = try await SchedulerWorld.start(at: t0.addingTimeInterval(3600))
-        let listener = try Bus(configuration: busConfiguration(world.endpoints, source: "tablet", heartbeatMs: heartbeatMs), logger: testLogger("tablet"))
+        let listener = try Bus(configuration: busConfiguration(world.endpoints, source: "tablet"), logger: testLogger("tablet"))
         let live = EventCollector(try listener.subscribe(["habit.checkin."]))
         try await eventually("the subscription is live") {
             try listener.publish(topic: "habit.checkin.probe", payload: Data("{}".utf8))
