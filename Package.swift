@@ -93,6 +93,8 @@ let package = Package(
                 "Bus", "Storage", "Threads", "Traces", "Wire",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the memory SQLite holds (studybus_sqlite_memory_bytes).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

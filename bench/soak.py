@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The load and the measurements of scripts/soak (read that first): users run the five flows of
 docs/flows.md through the HTTP edge while services are killed with SIGKILL in turns and brought
-back by `scripts/dev up`; every minute each process's RSS and open descriptors and every
-database's size are sampled. Prints `name value unit` lines at the end.
+back by `scripts/dev up`; every minute each process's RSS (anonymous and file-backed apart),
+the memory SQLite holds in it, its open descriptors and every database's size are sampled. Prints `name value unit` lines at the end.
 
 An error is *injected* when it happens while a killed service is down or within FAULT_GRACE
 seconds of its return (the fault the soak made); any other error is *unexplained*.
@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 FAULT_GRACE = 15.0
 STUDY_TEXT = """# Photosynthesis
@@ -189,15 +190,32 @@ def processes(run_dir):
     return found
 
 
+def sqlite_memory_kib(pid):
+    """What SQLite holds in the process (its page caches first), from the process's own metrics
+    (studybus_sqlite_memory_bytes on METRICS_ADDRESS); 0 for a process without a database."""
+    try:
+        environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
+        address = next(entry[len(b"METRICS_ADDRESS="):].decode() for entry in environment if entry.startswith(b"METRICS_ADDRESS="))
+        with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as response:
+            for line in response.read().decode().splitlines():
+                if line.startswith("studybus_sqlite_memory_bytes"):
+                    return float(line.rsplit(" ", 1)[1]) / 1024
+    except (OSError, StopIteration, ValueError):
+        pass
+    return 0
+
+
 def sample(run_dir, data_dir):
-    """One sample: RSS (KiB) and open descriptors per process, and every SQLite file's size."""
+    """One sample: RSS (KiB; anonymous and file-backed, e.g. SQLite's memory map, apart), SQLite's
+    own memory and open descriptors per process, and every SQLite file's size."""
     rows = {}
     for name, pid in processes(run_dir).items():
         try:
             with open(f"/proc/{pid}/status") as status:
-                rss = next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
-            rows[name] = {"pid": pid, "rss_kib": rss, "fds": len(os.listdir(f"/proc/{pid}/fd"))}
-        except (OSError, StopIteration):
+                fields = {line.split(":")[0]: int(line.split()[1]) for line in status if line.startswith(("VmRSS:", "RssAnon:", "RssFile:"))}
+            rows[name] = {"pid": pid, "rss_kib": fields["VmRSS"], "anon_kib": fields["RssAnon"], "file_kib": fields["RssFile"],
+                          "sqlite_kib": sqlite_memory_kib(pid), "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+        except (OSError, KeyError):
             pass
     files = {}
     for root, _, names in os.walk(data_dir):
@@ -223,6 +241,12 @@ def kill_and_restore(service, recorder, dev_script):
     with recorder.lock:
         recorder.fault_until = time.monotonic() + FAULT_GRACE
     print(f"soak: {time.strftime('%H:%M:%S')} killed and restarted {service}", file=sys.stderr)
+
+
+def heap_without_sqlite_kib(row):
+    """Anonymous memory that is not SQLite's: neither a file's pages (a memory map) nor page caches
+    bounded by cache_size. A leak shows here."""
+    return row["anon_kib"] - row["sqlite_kib"]
 
 
 def percentile(values, fraction):
@@ -260,10 +284,16 @@ def report(recorder, samples, restarts, minutes):
             print(f"soak_fds_start{{process={name}}} {start['fds']} fds")
         print(f"soak_rss_end{{process={name}}} {end['rss_kib'] / 1024:.1f} MiB")
         print(f"soak_fds_end{{process={name}}} {end['fds']} fds")
+        print(f"soak_rss_anon_end{{process={name}}} {end['anon_kib'] / 1024:.1f} MiB")
+        print(f"soak_rss_file_end{{process={name}}} {end['file_kib'] / 1024:.1f} MiB")
+        if end["sqlite_kib"]:
+            print(f"soak_sqlite_memory_end{{process={name}}} {end['sqlite_kib'] / 1024:.1f} MiB")
         base = reference["processes"].get(name)
         if base and base["pid"] == end["pid"]:
             growth = (end["rss_kib"] - base["rss_kib"]) * 100 / base["rss_kib"]
             print(f"soak_rss_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
+            growth = (heap_without_sqlite_kib(end) - heap_without_sqlite_kib(base)) * 100 / heap_without_sqlite_kib(base)
+            print(f"soak_anon_without_sqlite_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
         else:
             print(f"soak_restarted_in_last{{process={name},minutes={span / 60:.0f}}} {restarts.get(name.rsplit('-', 1)[0], 0)} restarts")
     for path in sorted(set(first["files"]) | set(last["files"])):

@@ -1,20 +1,26 @@
 import CoreMetrics
 import Foundation
 import GRDB
+import GRDBSQLite
 import Storage
 
-/// The metrics of what a data owner keeps: the size of its SQLite file and write-ahead log, and
-/// its outbox's backlog, read on each scrape.
+/// The metrics of what a data owner keeps: the size of its SQLite file and write-ahead log, the
+/// memory SQLite holds (its page caches, bounded by each connection's `cache_size`), and its
+/// outbox's backlog, read on each scrape.
 enum DataOwnerMonitoring {
     static func watch(database: ServiceDatabase, outbox: Outbox?, service: String, monitoring: Monitoring) {
         guard monitoring.isEnabled else { return }
         let labels = [("service", service)]
         let fileBytes = Meter(label: "studybus_database_file_bytes", dimensions: labels, factory: monitoring.factory)
         let walBytes = Meter(label: "studybus_database_wal_bytes", dimensions: labels, factory: monitoring.factory)
+        // Process-wide: what every connection's page cache and statements hold. It grows with the
+        // database until the caches are full, so a reader of RSS can tell a filling cache from a leak.
+        let sqliteMemory = Meter(label: "studybus_sqlite_memory_bytes", dimensions: labels, factory: monitoring.factory)
         let path = database.url.path
         monitoring.onScrape {
             fileBytes.set(Self.size(of: path))
             walBytes.set(Self.size(of: path + "-wal"))
+            sqliteMemory.set(sqlite3_memory_used())
         }
         guard let outbox else { return }
         let backlog = Meter(label: "studybus_outbox_backlog_events", dimensions: labels, factory: monitoring.factory)

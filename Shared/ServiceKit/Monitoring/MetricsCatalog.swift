@@ -28,6 +28,7 @@ public enum MetricsCatalog {
         "studybus_consumer_lag_events": "Events a durable consumer has not applied yet, per source, as far as it knows the source's stream.",
         "studybus_database_file_bytes": "Size of the service's SQLite file.",
         "studybus_database_wal_bytes": "Size of the SQLite write-ahead log.",
+        "studybus_sqlite_memory_bytes": "Memory SQLite holds in this process: page caches (bounded by cache_size), statements, schema.",
         "studybus_broker_workers": "Workers registered per service.",
         "studybus_broker_credit": "Total credit of a service's workers (requests they take at once).",
         "studybus_broker_in_flight": "Requests held by a service's workers.",
