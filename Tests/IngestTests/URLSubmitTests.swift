@@ -75,6 +75,19 @@ struct URLSubmitTests {
         }
     }
 
+    @Test("the charset of the answer's Content-Type wins over the page's <meta> and over detection; the material keeps the whole media type")
+    func charsetFromContentType() async throws {
+        try await withWeb { world, base in
+            let options = CallOptions(user: "alice", timeout: .seconds(60))
+            let page = try await world.client.call(Ingest.submitURL, IngestSubmitURL(url: base + "/transcoded"), options: options)
+            #expect(try await world.chunks(page.materialId).map(\.text).joined().contains("Café crème and crêpes."))
+            // Greek in UTF-16 has no zero bytes to recognise it by: only the header tells.
+            let greek = try await world.client.call(Ingest.submitURL, IngestSubmitURL(url: base + "/greek.txt"), options: options)
+            #expect(greek.material.mimeType == #"text/plain; charset="UTF-16LE""#)
+            #expect(try await world.chunks(greek.materialId).map(\.text).joined().contains("Η φωτοσύνθεση μετατρέπει το φως"))
+        }
+    }
+
     @Test("redirects are followed up to INGEST_URL_MAX_REDIRECTS, relative ones too; more, or a loop, is INVALID_ARGUMENT")
     func redirects() async throws {
         try await withWeb { world, base in

@@ -4,6 +4,8 @@ a server too slow. Prints its port, then serves on 127.0.0.1 until killed.
 
   /article              an HTML page (text/html; charset=utf-8), no extension in the path
   /notes.txt            plain text
+  /transcoded           a UTF-8 page (so its Content-Type says) whose <meta> still says ISO-8859-1
+  /greek.txt            Greek text in UTF-16LE without a byte order mark, the charset in Content-Type
   /doc                  the file given as the first argument, as application/pdf
   /hop/N                302 to /hop/N-1; /hop/0 302 to /article
   /loop                 302 to itself
@@ -23,6 +25,10 @@ ARTICLE = b"""<!doctype html><html><head><title>Photosynthesis explained</title>
 <style>body { color: red }</style><script>var secret = "script text";</script></head>
 <body><h1>Photosynthesis</h1><p>Plants turn <b>light</b> into chemical energy in their chloroplasts.</p>
 <p>The Calvin cycle fixes carbon dioxide into sugars.</p></body></html>"""
+
+TRANSCODED = """<html><head><meta charset="iso-8859-1"><title>Menu</title></head>
+<body><p>Café crème and crêpes.</p></body></html>""".encode("utf-8")
+GREEK = "Η φωτοσύνθεση μετατρέπει το φως σε χημική ενέργεια.\n".encode("utf-16-le")
 
 NOTES = b"Mitochondria are the powerhouse of the cell.\n\nThey make ATP by oxidative phosphorylation.\n"
 
@@ -56,6 +62,10 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(200, ARTICLE, "text/html; charset=utf-8")
         elif path == "/notes.txt":
             self.answer(200, NOTES, "text/plain")
+        elif path == "/transcoded":
+            self.answer(200, TRANSCODED, "text/html; charset=utf-8")
+        elif path == "/greek.txt":
+            self.answer(200, GREEK, 'text/plain; charset="UTF-16LE"')
         elif path == "/doc":
             with open(pdf_path, "rb") as f:
                 self.answer(200, f.read(), "application/pdf")

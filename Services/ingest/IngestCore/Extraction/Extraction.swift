@@ -22,29 +22,32 @@ struct ExtractionContext: Sendable {
 /// linear in its input, nests to a bounded depth, and stops at its budget's next checkpoint once
 /// the job is cancelled.
 enum Extraction {
-    /// The document in `data`, a file of `format` called `fileName`.
+    /// The document in `data`, a file of `format` called `fileName`; text formats are read in
+    /// `charset` when its media type named one.
     /// - Throws: `INVALID_ARGUMENT` for a file that cannot be read (damaged, truncated, no text),
     ///   `FAILED_PRECONDITION` when a tool or a transcription provider is missing,
     ///   `DEADLINE_EXCEEDED` when a tool ran out of time.
-    static func extract(_ format: IngestFormat, _ data: Data, fileName: String, context: ExtractionContext) async throws(BusError) -> ExtractedDocument {
+    static func extract(
+        _ format: IngestFormat, _ data: Data, fileName: String, charset: String? = nil, context: ExtractionContext
+    ) async throws(BusError) -> ExtractedDocument {
         let document: ExtractedDocument
         let budget = context.budget
         switch format {
         case .txt:
             document = try await offThePool(cancelling: budget) { () throws(BusError) in
-                let (text, _) = TextDecoding.decode(data)
+                let text = TextDecoding.decode(data, charset: charset)
                 return try FlashcardTableExtractor.isAnkiExport(text)
                     ? FlashcardTableExtractor.extract(text, delimiter: nil, fileName: fileName, budget: budget)
                     : PlainTextExtractor.extract(text, budget: budget)
             }
-        case .md: document = try await offThePool(cancelling: budget) { () throws(BusError) in try MarkdownExtractor.extract(TextDecoding.decode(data).text, budget: budget) }
-        case .html: document = try await offThePool(cancelling: budget) { () throws(BusError) in try HTMLExtractor.extract(data, budget: budget) }
+        case .md: document = try await offThePool(cancelling: budget) { () throws(BusError) in try MarkdownExtractor.extract(TextDecoding.decode(data, charset: charset), budget: budget) }
+        case .html: document = try await offThePool(cancelling: budget) { () throws(BusError) in try HTMLExtractor.extract(data, charset: charset, budget: budget) }
         case .csv, .tsv:
             document = try await offThePool(cancelling: budget) { () throws(BusError) in
-                try FlashcardTableExtractor.extract(TextDecoding.decode(data).text, delimiter: format == .tsv ? 0x09 : nil, fileName: fileName, budget: budget)
+                try FlashcardTableExtractor.extract(TextDecoding.decode(data, charset: charset), delimiter: format == .tsv ? 0x09 : nil, fileName: fileName, budget: budget)
             }
-        case .srt, .vtt: document = try await offThePool(cancelling: budget) { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
-        case .ics: document = try await offThePool(cancelling: budget) { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data).text, fileName: fileName, budget: budget) }
+        case .srt, .vtt: document = try await offThePool(cancelling: budget) { () throws(BusError) in try SubtitleExtractor.extract(TextDecoding.decode(data, charset: charset), fileName: fileName, budget: budget) }
+        case .ics: document = try await offThePool(cancelling: budget) { () throws(BusError) in try CalendarExtractor.extract(TextDecoding.decode(data, charset: charset), fileName: fileName, budget: budget) }
         case .docx, .odt, .epub, .pptx:
             // Zips: ZIPFoundation reads the directory from a scratch copy (``ZipPackage``).
             let file = URL(filePath: try scratchFile(data, named: "document.\(format.rawValue)", in: context))

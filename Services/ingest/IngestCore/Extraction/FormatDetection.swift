@@ -72,7 +72,7 @@ enum FormatDetection {
             throw .invalidArgument(
                 "the file '\(fileName)' has \(data.count) bytes; \(what) may have at most \(format.maxBytes / 1024 / 1024) MB")
         }
-        if let problem = contentProblem(format, data) {
+        if let problem = contentProblem(format, data, charset: charset(mimeType)) {
             throw .invalidArgument("the file '\(fileName)' is not a valid \(format.rawValue.uppercased()) file: \(problem)")
         }
         return format
@@ -82,6 +82,11 @@ enum FormatDetection {
     static func fileExtension(_ fileName: String) -> String {
         guard let dot = fileName.lastIndex(of: "."), dot != fileName.startIndex else { return "" }
         return fileName[fileName.index(after: dot)...].lowercased()
+    }
+
+    /// `text/html; charset="ISO-8859-1"` -> `ISO-8859-1`; nil when the media type names none.
+    static func charset(_ mimeType: String?) -> String? {
+        mimeType.flatMap { MIME.valueAndParameters($0).parameters["charset"] }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// `text/plain; charset=utf-8` -> `text/plain`.
@@ -102,8 +107,8 @@ enum FormatDetection {
         return nil
     }
 
-    /// What makes `data` impossible as `format`, if anything.
-    private static func contentProblem(_ format: IngestFormat, _ data: Data) -> String? {
+    /// What makes `data` impossible as `format` (in `charset`, when its media type names one), if anything.
+    private static func contentProblem(_ format: IngestFormat, _ data: Data, charset: String?) -> String? {
         let head = [UInt8](data.prefix(1024))
         switch format {
         case .pdf:
@@ -122,6 +127,8 @@ enum FormatDetection {
             return matchesSignature(format, head) ? nil : "its first bytes are not those of a \(format.rawValue.uppercased()) file"
         case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .eml:
             let sample = [UInt8](data.prefix(8192))
+            // UTF-16 has zero bytes; without a mark only text of mostly ASCII shows it by itself.
+            if charset?.lowercased().hasPrefix("utf-16") == true { return nil }
             let unicode16 = TextDecoding.detect(sample)
             if unicode16 == .utf16LE || unicode16 == .utf16BE { return nil }
             return sample.contains(0) ? "it holds binary data, not text" : nil

@@ -68,10 +68,12 @@ enum TextDecoding {
         }
     }
 
-    /// Text decoded with the charset a MIME part or HTML page names, if Foundation knows it;
-    /// else by detection.
+    /// Text decoded with the charset a media type or HTML page names, when it is one of those
+    /// read here; else, and whenever the bytes start with a byte order mark (which wins, as in
+    /// WHATWG's decode), by detection.
     static func decode(_ data: Data, charset: String?) -> String {
-        switch charset?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) {
+        let marked = data.starts(with: [0xEF, 0xBB, 0xBF]) || data.starts(with: [0xFF, 0xFE]) || data.starts(with: [0xFE, 0xFF])
+        switch marked ? nil : charset?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "\" ")) {
         case "utf-8", "utf8", "us-ascii", "ascii":
             return decode([UInt8](data), as: .utf8)
         case "iso-8859-1", "latin1", "latin-1", "windows-1252", "cp1252", "iso-8859-15":

@@ -11,7 +11,7 @@ struct FetchedFile: Sendable {
     /// The name given, else the last segment of the final URL's path (with the format's
     /// extension when it has none ingest knows).
     let fileName: String
-    /// The response's media type, without parameters.
+    /// The response's `Content-Type`, parameters (the charset) included.
     let mimeType: String?
 }
 
@@ -90,7 +90,9 @@ final class URLFetcher: Sendable {
                         let message = "the URL answered HTTP \(status)"
                         throw status >= 500 ? BusError.unavailable(message + "; try again later") : .invalidArgument(message)
                     }
-                    mimeType = headers["content-type"].map(FormatDetection.baseMimeType).flatMap { $0.isEmpty || $0.utf8.count > 255 ? nil : $0 }
+                    mimeType = headers["content-type"].flatMap {
+                        FormatDetection.baseMimeType($0).isEmpty || $0.utf8.count > StoreLimits.mimeTypeLength ? nil : $0
+                    }
                     // Known from the name or the media type, the format's own limit applies
                     // already while reading; else the largest, and the format's once sniffed.
                     if let format = FormatDetection.format(fileName: fileName, mimeType: mimeType, data: Data()) { limit = min(limit, format.maxBytes) }

@@ -5,10 +5,10 @@ import Wire
 /// (paragraphs, list items, table rows, …) paragraphs, `<title>` the document's title. A
 /// forgiving one-pass scanner, since real pages are rarely well-formed XML.
 enum HTMLExtractor {
-    /// - Parameter charset: the charset named outside the page (an e-mail part's), for a page
-    ///   that declares none.
+    /// - Parameter charset: the charset named outside the page (the HTTP answer's or e-mail
+    ///   part's `Content-Type`), which wins over the page's own `<meta>` as in a browser.
     static func extract(_ data: Data, charset: String? = nil, budget: ExtractionBudget) throws(BusError) -> ExtractedDocument {
-        let text = TextDecoding.decode(data, charset: declaredCharset(data) ?? charset)
+        let text = TextDecoding.decode(data, charset: charset ?? declaredCharset(data))
         var scanner = Scanner(bytes: Array(text.utf8), budget: budget)
         try scanner.run()
         var builder = scanner.builder

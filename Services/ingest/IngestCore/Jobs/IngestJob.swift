@@ -11,6 +11,9 @@ struct IngestJob: Sendable {
     /// Bytes the job may unpack or take from tools, reserved in the memory budget with its file.
     let expansionAllowance: Int
     let fileName: String
+    /// The charset the file's media type names (`text/html; charset=windows-1252`): for text
+    /// formats it wins over what the bytes declare, as a browser reads a page.
+    let charset: String?
     let generateFlashcards: Bool
     let maxFlashcards: Int
     /// Whether the material's title may be replaced by the one found in the file (the caller

@@ -87,7 +87,7 @@ struct JobMethods: Sendable {
         if stored.duplicate { return IngestResult(material: stored.material, duplicate: true) }
         let job = IngestJob(
             id: UUID().uuidString, material: stored.material, format: format, file: file, expansionAllowance: allowance, fileName: fileName,
-            generateFlashcards: upload.options.generate, maxFlashcards: upload.options.max, titleFromDocument: upload.titleFromDocument,
+            charset: FormatDetection.charset(upload.mimeType), generateFlashcards: upload.options.generate, maxFlashcards: upload.options.max, titleFromDocument: upload.titleFromDocument,
             deadline: deadline, wallDeadline: wallDeadline, meta: context.downstreamOptions().meta)
         return try await run(job, wait: wait)
     }
@@ -142,7 +142,8 @@ struct JobMethods: Sendable {
         let (deadline, wallDeadline) = jobDeadline()
         let processing = try await context.call(Store.startProcessing, RecordID(id: material.id))
         let job = IngestJob(
-            id: UUID().uuidString, material: processing, format: format, file: file, expansionAllowance: allowance, fileName: fileName, generateFlashcards: options.generate,
+            id: UUID().uuidString, material: processing, format: format, file: file, expansionAllowance: allowance, fileName: fileName,
+            charset: FormatDetection.charset(original.mimeType), generateFlashcards: options.generate,
             maxFlashcards: options.max, titleFromDocument: false, deadline: deadline, wallDeadline: wallDeadline,
             meta: context.downstreamOptions().meta)
         return try await run(job, wait: request.wait ?? true)

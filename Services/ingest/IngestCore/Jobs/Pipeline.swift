@@ -34,7 +34,7 @@ struct Pipeline: Sendable {
         stages.enter(.extracting)
         let budget = ExtractionBudget(expansionAllowance: job.expansionAllowance, compressionRatio: configuration.maxCompressionRatio)
         let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job), budget: budget)
-        let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, context: context)
+        let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, charset: job.charset, context: context)
         try checkCancellation()
 
         stages.enter(.chunking)
