@@ -104,6 +104,35 @@ struct CancelTests {
         }
     }
 
+    @Test("a cancel's ingest.failed that arrives after the user retried does not stop the retry's job")
+    func lateCancelOfEarlierAttempt() async throws {
+        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
+        let tool = try await Self.slowTool(pidFile: pidFile)
+        defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
+        try await withIngest(testIngestConfiguration { $0.tools.pdftotext = tool.path }, gateway: nil) { world in
+            let submitted = try await world.submit(data: try Fixture.data("lecture.pdf"), IngestSubmit(fileName: "lecture.pdf", wait: false))
+            try await eventually("the tool runs", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
+            let cancelled = try await cancel(world, submitted.materialId)
+            try await eventually("the first attempt has ended", timeout: .seconds(10)) { world.ingest?.runner.activeCount == 0 }
+            try FileManager.default.removeItem(at: pidFile)
+            _ = try await world.client.call(
+                Ingest.retry, IngestRetry(materialId: submitted.materialId, wait: false), options: CallOptions(user: "alice"))
+            try await eventually("the retry's tool runs", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
+            let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            // The first cancel's event, delivered now (what a slow event path does): the
+            // retry's job is newer than that failure and goes on.
+            let failed = try #require(try await world.storeEvents(Store.ingestFailed).first { $0.materialId == submitted.materialId })
+            #expect(failed.failedAt == cancelled.updatedAt)
+            world.ingest?.runner.cancel(materialId: submitted.materialId, failedAt: failed.failedAt)
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(world.ingest?.runner.activeCount == 1 && !Hostile.isGone(pid))
+            #expect(try await world.store(Store.getMaterial, RecordID(id: submitted.materialId)).status == .processing)
+            // A cancel of the retry itself still stops it.
+            _ = try await cancel(world, submitted.materialId)
+            try await eventually("the retry's tool is killed", timeout: .seconds(10)) { Hostile.isGone(pid) }
+        }
+    }
+
     @Test("cancelling a queued job (the worker busy with another) stops it before it runs; the running one goes on")
     func cancelQueued() async throws {
         let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")

@@ -20,7 +20,7 @@ final class CancelListener: Service, Sendable {
         let subscription = try bus.subscribe(Store.ingestFailed)
         await cancelWhenGracefulShutdown {
             for await event in subscription where event.payload.reason == JobRunner.cancelledReason {
-                self.runner.cancel(materialId: event.payload.materialId)
+                self.runner.cancel(materialId: event.payload.materialId, failedAt: event.payload.failedAt)
             }
         }
     }

@@ -101,7 +101,7 @@ struct JobMethods: Sendable {
         guard material.status == .processing else { return try Self.alreadyStopped(material) }
         do throws(BusError) {
             let failed = try await context.call(Store.failMaterial, MaterialFail(id: material.id, reason: JobRunner.cancelledReason))
-            runner.cancel(materialId: material.id)
+            runner.cancel(materialId: material.id, failedAt: failed.updatedAt)
             return failed
         } catch where error.code == .failedPrecondition {
             // The job finished or failed between the two calls: say how it ended.

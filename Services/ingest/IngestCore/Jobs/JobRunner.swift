@@ -20,6 +20,10 @@ public final class JobRunner: Service, Sendable {
 
     private struct ActiveJob {
         let material: String
+        /// The material's `updatedAt` when this attempt took it: a failure stamped since is of
+        /// this attempt, one stamped earlier of an attempt before it (the store's stamps of one
+        /// material only grow; equal in the millisecond the wire keeps, the cancel wins).
+        let attemptStartedAt: Date
         let bytes: Int
         let task: Task<IngestResult, any Error>
         /// Set when the user cancelled the job (`ingest.cancel`): its material is failed already.
@@ -41,11 +45,13 @@ public final class JobRunner: Service, Sendable {
         active.withLock { $0.values.contains { $0.material == materialId } }
     }
 
-    /// Stops this worker's job for `materialId`, if it runs one (its material was failed with
-    /// ``cancelledReason`` before): the job's task is cancelled, which kills its tool processes,
-    /// cancels its calls and stops it at its next check; it records nothing more.
-    func cancel(materialId: String) {
-        let jobs = active.withLock { $0.values.filter { $0.material == materialId } }
+    /// Stops this worker's job for `materialId`, if it runs one that the cancel stamped
+    /// `failedAt` is of (its material was failed with ``cancelledReason`` then): the job's task
+    /// is cancelled, which kills its tool processes, cancels its calls and stops it at its next
+    /// check; it records nothing more. A job of a retry that started after that failure goes on,
+    /// however late the cancel's event arrives.
+    func cancel(materialId: String, failedAt: Date) {
+        let jobs = active.withLock { $0.values.filter { $0.material == materialId && $0.attemptStartedAt <= failedAt } }
         for job in jobs {
             job.cancelled.set()
             job.task.cancel()
@@ -77,7 +83,8 @@ public final class JobRunner: Service, Sendable {
                 defer { _ = self.active.withLock { $0.removeValue(forKey: job.id) } }
                 return try await self.execute(job, cancelled: cancelled)
             }
-            active[job.id] = ActiveJob(material: job.material.id, bytes: job.file.count + job.expansionAllowance, task: task, cancelled: cancelled)
+            active[job.id] = ActiveJob(
+                material: job.material.id, attemptStartedAt: job.material.updatedAt, bytes: job.file.count + job.expansionAllowance, task: task, cancelled: cancelled)
             return task
         }
     }
