@@ -290,6 +290,10 @@ public struct MaterialPut: Codable, Sendable, Equatable {
     /// Write only while the material is `processing` (else FAILED_PRECONDITION, nothing
     /// written): an ingest job's result, refused once the job was cancelled or failed meanwhile.
     public var onlyIfProcessing: Bool?
+    /// With ``onlyIfProcessing``: write only for the attempt that took the material at this
+    /// time (the material's `processingStartedAt` then), else FAILED_PRECONDITION: a worker that
+    /// missed a cancel cannot write into a retry started since.
+    public var attemptStartedAt: Date?
     /// Tasks taken from the material (a calendar's to-dos), written in the same transaction.
     /// `materialId` defaults to this material and `subjectId` to its subject; a task whose `id`
     /// the user already has is left as it is. At most 500 with `sessions`.
@@ -301,9 +305,10 @@ public struct MaterialPut: Codable, Sendable, Equatable {
         fileName: String? = nil, mimeType: String? = nil, summary: String? = nil, keywords: [String]? = nil,
         sourceDocument: SourceDocumentInput, chunks: [ChunkInput], flashcards: [GeneratedFlashcard] = [],
         setId: String? = nil, newSetName: String? = nil, replace: Bool? = nil, onlyIfProcessing: Bool? = nil,
-        tasks: [StudyTaskCreate]? = nil, sessions: [StudySessionCreate]? = nil
+        attemptStartedAt: Date? = nil, tasks: [StudyTaskCreate]? = nil, sessions: [StudySessionCreate]? = nil
     ) {
         self.onlyIfProcessing = onlyIfProcessing
+        self.attemptStartedAt = attemptStartedAt
         self.tasks = tasks
         self.sessions = sessions
         self.materialId = materialId

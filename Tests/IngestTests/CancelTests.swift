@@ -104,7 +104,7 @@ struct CancelTests {
         }
     }
 
-    @Test("a cancel's ingest.failed that arrives after the user retried does not stop the retry's job")
+    @Test("after a cancel and a retry, the first attempt's late event does not stop the retry, nor its late result write into it")
     func lateCancelOfEarlierAttempt() async throws {
         let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
         let tool = try await Self.slowTool(pidFile: pidFile)
@@ -127,6 +127,19 @@ struct CancelTests {
             try await Task.sleep(for: .milliseconds(500))
             #expect(world.ingest?.runner.activeCount == 1 && !Hostile.isGone(pid))
             #expect(try await world.store(Store.getMaterial, RecordID(id: submitted.materialId)).status == .processing)
+            // A result of the first attempt, from a worker that missed the cancel, is refused:
+            // the material is processing again, but for the retry.
+            let stale = MaterialPut(
+                materialId: submitted.materialId, summary: "stale", sourceDocument: SourceDocumentInput(title: "lecture.pdf"),
+                chunks: [ChunkInput(ordinal: 0, text: "a stale chunk")], onlyIfProcessing: true,
+                attemptStartedAt: try #require(submitted.material.processingStartedAt))
+            do throws(BusError) {
+                _ = try await world.store(Store.putMaterial, stale)
+                Issue.record("the first attempt's result was stored into the retry")
+            } catch {
+                #expect(error.code == .failedPrecondition && error.message.contains("later attempt"), "\(error)")
+            }
+            #expect(try await world.chunks(submitted.materialId).isEmpty)
             // A cancel of the retry itself still stops it.
             _ = try await cancel(world, submitted.materialId)
             try await eventually("the retry's tool is killed", timeout: .seconds(10)) { Hostile.isGone(pid) }

@@ -99,7 +99,7 @@ struct Pipeline: Sendable {
                 durationSeconds: document.durationSeconds, language: document.language),
             chunks: Self.chunkInputs(chunks),
             flashcards: cards, newSetName: cards.isEmpty ? nil : title ?? job.material.title, onlyIfProcessing: true,
-            tasks: Self.calendarTasks(document.calendar, material: job.material.id),
+            attemptStartedAt: job.material.processingStartedAt, tasks: Self.calendarTasks(document.calendar, material: job.material.id),
             sessions: Self.calendarSessions(document.calendar, material: job.material.id))
     }
 

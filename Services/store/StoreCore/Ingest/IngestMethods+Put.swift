@@ -26,6 +26,11 @@ extension IngestMethods {
             throw BusError.failedPrecondition(
                 "material '\(materialID ?? "")' is \(existing?.status.rawValue ?? "missing"), not processing; this result is not stored")
         }
+        if request.onlyIfProcessing == true, let attempt = request.attemptStartedAt,
+           existing?.processingStartedAt?.unixMilliseconds != attempt.unixMilliseconds {
+            throw BusError.failedPrecondition(
+                "material '\(materialID ?? "")' is processed by a later attempt than the one started \(ISO8601.format(attempt)); this result is not stored")
+        }
         if let existing {
             guard existing.status != .ready || request.replace == true else {
                 throw BusError.failedPrecondition("material '\(existing.id)' is already ready; set 'replace' to re-generate its content")
