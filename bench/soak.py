@@ -21,6 +21,10 @@ import urllib.parse
 import urllib.request
 
 FAULT_GRACE = 15.0
+# RSS is measured over the last 20 minutes (or the second half of a shorter run); no process is
+# killed in that window nor in the WARM_UP before it, so every process's growth is of a warm one.
+MEASURED_SECONDS = 20 * 60
+WARM_UP = 5 * 60
 STUDY_TEXT = """# Photosynthesis
 
 Photosynthesis turns light energy into chemical energy stored in glucose. Chlorophyll in the
@@ -243,6 +247,10 @@ def kill_and_restore(service, recorder, dev_script):
     print(f"soak: {time.strftime('%H:%M:%S')} killed and restarted {service}", file=sys.stderr)
 
 
+def measured_seconds(run_seconds):
+    return min(MEASURED_SECONDS, run_seconds / 2)
+
+
 def heap_without_sqlite_kib(row):
     """Anonymous memory that is not SQLite's: neither a file's pages (a memory map) nor page caches
     bounded by cache_size. A leak shows here."""
@@ -273,9 +281,9 @@ def report(recorder, samples, restarts, minutes):
                 print(f"soak_latency_p50{{method={method},minute={minute}}} {statistics.median(values):.1f} ms")
                 print(f"soak_latency_p99{{method={method},minute={minute}}} {percentile(values, 0.99):.1f} ms")
     first, last = samples[0], samples[-1]
-    # Growth over the last 20 minutes (or the run's second half, if shorter), for processes that
-    # were not restarted since: a restarted one starts its warm-up again.
-    span = min(20 * 60, (last["t"] - first["t"]) / 2)
+    # Growth over the measured window, for processes not restarted since (none is, unless a
+    # process died by itself: a restarted one starts its warm-up again).
+    span = measured_seconds(last["t"] - first["t"])
     reference = next(s for s in samples if s["t"] >= last["t"] - span)
     for name, end in sorted(last["processes"].items()):
         start = first["processes"].get(name)
@@ -328,14 +336,14 @@ def main():
     started = time.monotonic()
     end = started + arguments.minutes * 60
     next_sample, next_kill = started + 60, started + arguments.kill_every
+    last_kill = end - measured_seconds(arguments.minutes * 60) - WARM_UP
     while time.monotonic() < end:
         time.sleep(1)
         now = time.monotonic()
         if now >= next_sample:
             samples.append(sample(run_dir, data_dir))
             next_sample += 60
-        # No kill in the last quarter of the run, so the end figures are of a settled system.
-        if victims and now >= next_kill and now < end - arguments.minutes * 15:
+        if victims and now >= next_kill and now < last_kill:
             victim = victims[sum(restarts.values()) % len(victims)]
             kill_and_restore(victim, recorder, arguments.dev)
             restarts[victim] = restarts.get(victim, 0) + 1
