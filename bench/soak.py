@@ -317,6 +317,8 @@ def main():
     parser.add_argument("--kill", default="ingest scheduler notifier timer-ticker ai-gateway",
                         help="services killed in turns (space separated; empty: none)")
     parser.add_argument("--kill-every", type=float, default=300, help="seconds between kills")
+    parser.add_argument("--settle", type=float, help="seconds at the end without kills (default: the measured "
+                        "window and the warm-up before it)")
     parser.add_argument("--window", type=int, default=300, help="seconds per latency window")
     parser.add_argument("--dev", required=True, help="path of scripts/dev")
     arguments = parser.parse_args()
@@ -336,7 +338,8 @@ def main():
     started = time.monotonic()
     end = started + arguments.minutes * 60
     next_sample, next_kill = started + 60, started + arguments.kill_every
-    last_kill = end - measured_seconds(arguments.minutes * 60) - WARM_UP
+    settle = arguments.settle if arguments.settle is not None else measured_seconds(arguments.minutes * 60) + WARM_UP
+    last_kill = end - settle
     while time.monotonic() < end:
         time.sleep(1)
         now = time.monotonic()
