@@ -88,7 +88,9 @@ private struct FlowHosts {
 
 /// The flows' calls over bad links: each attempt must end within its deadline, with an answer or a
 /// `BusError`; an attempt that failed with a code worth retrying is made again with the same
-/// idempotency key, as an app would.
+/// idempotency key after a pause that doubles (0.25 s up to 4 s), as an app would. A worker whose
+/// heartbeats a retransmission held back is expired by the broker and registers again a few
+/// seconds later; the pauses span that.
 private final class PatientCaller: Sendable {
     let client: Bus
     /// How far past its deadline an attempt may end: the machine is shared and busy.
@@ -109,7 +111,12 @@ private final class PatientCaller: Sendable {
         timeout: Duration = .seconds(10), tries: Int = 8
     ) async throws -> Response {
         var lastError: BusError?
-        for _ in 0..<tries {
+        var pause = Duration.milliseconds(250)
+        for attempt in 0..<tries {
+            if attempt > 0 {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(4))
+            }
             attempts.withLock { $0 += 1 }
             let started = ContinuousClock.now
             do throws(BusError) {
@@ -122,6 +129,7 @@ private final class PatientCaller: Sendable {
                 lastError = error
             }
         }
+        Issue.record("\(method.name) failed \(tries) times; the last: \(lastError!)")
         throw lastError!
     }
 
@@ -170,7 +178,9 @@ struct DelayedLinksTests {
             }
             let counted = links.delayLine.total
             #expect(counted.dropped > 0, "the links lost no packet: \(counted)")
-            print("delayed links \(fault.testDescription): \(counted.passed) packets passed, \(counted.dropped) dropped; \(caller.attempted) calls, failed: \(caller.failed)")
+            let brokerLog = (try? String(contentsOfFile: "\(hosts.logs)/broker.log", encoding: .utf8)) ?? ""
+            let expiries = brokerLog.components(separatedBy: "no heartbeat for").count - 1
+            print("delayed links \(fault.testDescription): \(counted.passed) packets passed, \(counted.dropped) dropped; \(caller.attempted) calls, failed: \(caller.failed); workers expired by the broker: \(expiries)")
 
             links.heal()
             let healedAt = ContinuousClock.now

@@ -11,7 +11,8 @@ extension VirtualHosts {
         let delayLine = try PacketDelayLine(namespace: switchNamespace, queues: ports.indices.map { UInt16($0) }, fault: fault, seed: seed)
         let impaired = ImpairedLinks(switchNamespace: switchNamespace, delayLine: delayLine)
         do {
-            try Self.ip(["netns", "exec", switchNamespace, "sysctl", "-q", "-w", "net.bridge.bridge-nf-call-iptables=1"])
+            // On by default in a new namespace; said here because everything depends on it.
+            try Self.ip(["netns", "exec", switchNamespace, "/bin/sh", "-c", "echo 1 > /proc/sys/net/bridge/bridge-nf-call-iptables"])
             for (queue, port) in ports.enumerated() {
                 try Self.ip([
                     "netns", "exec", switchNamespace, "iptables", "-A", "FORWARD", "-m", "physdev", "--physdev-in", port,
