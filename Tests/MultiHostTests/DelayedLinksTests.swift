@@ -104,6 +104,7 @@ private final class PatientCaller: Sendable {
 
     /// The failed attempts so far, each as "method: code".
     var failed: [String] { failures.withLock { $0 } }
+    /// The attempts so far, answered or not.
     var attempted: Int { attempts.withLock { $0 } }
 
     func call<Request, Response>(

@@ -7,10 +7,10 @@ import TestSupport
 /// on a bridge (in a namespace of its own, so the machine's network is not touched), and the
 /// test process attached to the same bridge. Processes started on a host talk to the others
 /// over a real, if virtual, network, where faults can be injected: a host that vanishes without
-/// a FIN or RST (iptables DROP), a link that is down, delay and loss (``PacketDelayLine``, as this
-/// kernel has no netem). A host may have
-/// a CPU of its own: a cgroup with a quota (``CPUQuota``) that every process started on it joins
-/// before it runs, so two real cores can be shared out like several small machines.
+/// a FIN or RST (iptables DROP), a link that is down, delay and loss (``impairLinks(_:seed:)``:
+/// our kernels have no netem). A host may have a CPU of its own: a cgroup with a quota
+/// (``CPUQuota``) that every process started on it joins before it runs, so two real cores can be
+/// shared out like several small machines.
 ///
 /// Needs root (CI and the development machines run tests as root) and iproute2 and iptables
 /// (scripts/requirements/apt). ``remove()`` deletes every namespace and cgroup it made, and with
@@ -178,7 +178,7 @@ final class VirtualHosts: Sendable {
     @discardableResult
     private static func ip(_ arguments: String...) throws -> String { try ip(arguments) }
 
-    /// Runs `ip` with `arguments` to its end (`ip netns exec` runs iptables and tc in a host);
+    /// Runs `ip` with `arguments` to its end (`ip netns exec` runs iptables in a namespace);
     /// its output, or an error with what it said.
     @discardableResult
     static func ip(_ arguments: [String]) throws -> String {
