@@ -43,6 +43,12 @@ final class ImpairedLinks: Sendable {
         return rules.contains("NFQUEUE")
     }
 
+    /// The kernel's figures of each queue (/proc/net/netfilter/nfnetlink_queue: number, peer,
+    /// held, copy mode, copy range, dropped when full, dropped undelivered, last id, 1).
+    var kernelQueues: String {
+        (try? VirtualHosts.ip(["netns", "exec", switchNamespace, "cat", "/proc/net/netfilter/nfnetlink_queue"])) ?? "unreadable"
+    }
+
     /// The links carry packets at once again: the rules go first, then the delay line lets what it
     /// holds go and ends. Safe to call more than once, and after the network was removed.
     func heal() {
