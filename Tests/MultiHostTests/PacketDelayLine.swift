@@ -40,8 +40,9 @@ final class PacketDelayLine: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Binds NFQUEUE queues `queues` in `namespace` (a name under /var/run/netns) and starts
-    /// holding their packets as `fault` says; `seed` makes the drops the same on every run.
-    /// Returns once the queues are bound, so rules added afterwards lose nothing to an unbound queue.
+    /// holding their packets as `fault` says; with the same `seed` each queue draws the same
+    /// sequence every run. Returns once the queues are bound, so rules added afterwards lose
+    /// nothing to an unbound queue.
     init(namespace: String, queues: [UInt16], fault: LinkFault, seed: UInt64) throws {
         precondition(!queues.isEmpty && (0..<1).contains(fault.loss) && fault.delay >= .zero && fault.jitter >= .zero && fault.queueLimit > 0)
         stopSignal = eventfd(0, Int32(EFD_CLOEXEC))
