@@ -1,7 +1,6 @@
 import Bus
 import Contracts
 import Foundation
-import Glibc
 import Synchronization
 import TestSupport
 import Testing

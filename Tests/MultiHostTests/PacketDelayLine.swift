@@ -28,7 +28,7 @@ struct LinkFault: Sendable {
 /// rule that feeds it. It sleeps in `poll` until a packet arrives, a held packet is due or it is
 /// told to stop; no busy loop. ``stop()`` lets every held packet go before it unbinds.
 final class PacketDelayLine: Sendable {
-    struct Counts: Sendable, Equatable {
+    struct Counts: Sendable {
         var passed = 0
         var dropped = 0
     }
