@@ -26,8 +26,12 @@ struct PacketDelayLineTests {
             let receiver = try network.socket(on: "echo", type: SOCK_DGRAM)
             defer { close(receiver) }
             try bind(receiver, address: echo, port: 40_000)
-            let receiving = Task { await offThePool { receive(on: receiver) } }
-            try await offThePool { try send(Self.datagrams, to: echo, port: 40_000) }
+            let sending = SendingFlag()
+            let receiving = Task { await offThePool { receive(on: receiver, whileSending: sending) } }
+            try await offThePool {
+                defer { sending.finished.withLock { $0 = true } }
+                try send(Self.datagrams, to: echo, port: 40_000)
+            }
             let received = await receiving.value
 
             let lossRate = 1 - Double(received.count) / Double(Self.datagrams)
@@ -90,8 +94,14 @@ private func send(_ count: Int, to address: String, port: UInt16) throws {
     }
 }
 
-/// What arrives on `receiver` until nothing has for a second.
-private func receive(on receiver: Int32) -> [Arrival] {
+/// Whether the sender has sent everything.
+private final class SendingFlag: Sendable {
+    let finished = Mutex(false)
+}
+
+/// What arrives on `receiver` until the sender is done and nothing has arrived for a second
+/// (a sender starved of CPU for a second on the loaded machine must not end the count early).
+private func receive(on receiver: Int32, whileSending sending: SendingFlag) -> [Arrival] {
     var timeout = timeval(tv_sec: 1, tv_usec: 0)
     setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     // Room for every datagram at once (each takes about 1 KiB of buffer), so a receiver starved of
@@ -100,11 +110,15 @@ private func receive(on receiver: Int32) -> [Arrival] {
     setsockopt(receiver, SOL_SOCKET, SO_RCVBUFFORCE, &room, socklen_t(MemoryLayout<Int32>.size))
     var arrivals: [Arrival] = []
     var datagram: [UInt64] = [0, 0]
-    while datagram.withUnsafeMutableBytes({ recv(receiver, $0.baseAddress, $0.count, 0) }) == 16 {
+    while true {
+        let senderWasDone = sending.finished.withLock { $0 }
+        guard datagram.withUnsafeMutableBytes({ recv(receiver, $0.baseAddress, $0.count, 0) }) == 16 else {
+            if senderWasDone { return arrivals }
+            continue
+        }
         let now = monotonicNanoseconds()
         arrivals.append(Arrival(index: datagram[0], delay: .nanoseconds(Int64(now &- datagram[1]))))
     }
-    return arrivals
 }
 
 /// How long a TCP handshake with `address`:`port` takes (the connection is closed at once).
