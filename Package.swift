@@ -323,7 +323,10 @@ let package = Package(
             path: "Tests/StoreTests"
         ),
         .testTarget(name: "SystemTests", dependencies: ["Bus", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/SystemTests", exclude: ["console_browser.py"]),
-        .testTarget(name: "MultiHostTests", dependencies: ["Bus", "Wire", "Contracts", "TestSupport"], path: "Tests/MultiHostTests"),
+        // libnetfilter_queue, for the multi-host tests' delay and loss (this kernel has no netem).
+        .systemLibrary(
+            name: "CNetfilterQueue", path: "Tests/CNetfilterQueue", pkgConfig: "libnetfilter_queue", providers: [.apt(["libnetfilter-queue-dev"])]),
+        .testTarget(name: "MultiHostTests", dependencies: ["Bus", "CNetfilterQueue", "Threads", "Wire", "Contracts", "TestSupport"], path: "Tests/MultiHostTests"),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "SyncKit", "Contracts", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport"], path: "Tests/StorageTests"),
         .testTarget(
             name: "TimerTickerTests",

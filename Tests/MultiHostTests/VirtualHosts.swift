@@ -7,9 +7,10 @@ import TestSupport
 /// on a bridge (in a namespace of its own, so the machine's network is not touched), and the
 /// test process attached to the same bridge. Processes started on a host talk to the others
 /// over a real, if virtual, network, where faults can be injected: a host that vanishes without
-/// a FIN or RST (iptables DROP), a link that is down, delay and loss (tc netem). A host may have
-/// a CPU of its own: a cgroup with a quota (``CPUQuota``) that every process started on it joins
-/// before it runs, so two real cores can be shared out like several small machines.
+/// a FIN or RST (iptables DROP), a link that is down, delay and loss (``impairLinks(_:seed:)``:
+/// our kernels have no netem). A host may have a CPU of its own: a cgroup with a quota
+/// (``CPUQuota``) that every process started on it joins before it runs, so two real cores can be
+/// shared out like several small machines.
 ///
 /// Needs root (CI and the development machines run tests as root) and iproute2 and iptables
 /// (scripts/requirements/apt). ``remove()`` deletes every namespace and cgroup it made, and with
@@ -58,7 +59,11 @@ final class VirtualHosts: Sendable {
         }
     }
 
-    private var switchNamespace: String { "sb\(number)-net" }
+    /// The namespace of the bridge.
+    var switchNamespace: String { "sb\(number)-net" }
+
+    /// The bridge's ports, where the test's cable and then each host's (in the order of `hosts`) plug in.
+    var bridgePorts: [String] { ["sb\(number)tp"] + hosts.map { linkName($0) + "p" } }
 
     /// The namespace of `host`.
     func namespace(_ host: String) -> String { "sb\(number)-\(host)" }
@@ -143,11 +148,6 @@ final class VirtualHosts: Sendable {
         try Self.ip("-n", namespace(host), "link", "set", "lo", "up")
     }
 
-    /// Applies a netem discipline to `host`'s link, e.g. `["delay", "200ms", "loss", "5%"]`.
-    func netem(_ host: String, _ arguments: [String]) throws {
-        try Self.ip(["netns", "exec", namespace(host), "tc", "qdisc", "replace", "dev", "eth0", "root", "netem"] + arguments)
-    }
-
     // MARK: Cleaning up
 
     /// Stops the processes started on the hosts and deletes every namespace and cgroup of the
@@ -178,10 +178,10 @@ final class VirtualHosts: Sendable {
     @discardableResult
     private static func ip(_ arguments: String...) throws -> String { try ip(arguments) }
 
-    /// Runs `ip` with `arguments` to its end (`ip netns exec` runs iptables and tc in a host);
+    /// Runs `ip` with `arguments` to its end (`ip netns exec` runs iptables in a namespace);
     /// its output, or an error with what it said.
     @discardableResult
-    private static func ip(_ arguments: [String]) throws -> String {
+    static func ip(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ipPath)
         process.arguments = arguments
