@@ -51,7 +51,6 @@ public final class BlockingClient {
         } catch {
             throw .internal("cannot create a ZeroMQ context: \(error)")
         }
-        let broker = configuration.rpcEndpoints.first ?? configuration.rpcEndpoint
         var socket: ZMQSocket?
         do {
             socket = try ZMQSocket(context: context, type: .dealer)
@@ -176,8 +175,11 @@ public final class BlockingClient {
         }
     }
 
+    /// The broker it calls: the first of a pair.
+    private var broker: String { configuration.rpcEndpoints.first ?? configuration.rpcEndpoint }
+
     private func notQueued(_ service: String, _ method: String) -> BusError {
-        .unavailable("cannot queue the request to \(service)/\(method): no connection to the broker at \(configuration.rpcEndpoints.first ?? configuration.rpcEndpoint)")
+        .unavailable("cannot queue the request to \(service)/\(method): no connection to the broker at \(broker)")
     }
 
     private func noReply(_ service: String, _ method: String) -> BusError {

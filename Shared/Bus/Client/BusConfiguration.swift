@@ -24,37 +24,6 @@ public struct BusConfiguration: Sendable {
     /// The brokers subscribers take events from; an event seen through several is delivered once.
     public var subEndpoints: [String] { Self.endpoints(in: subEndpoint) }
 
-    /// The endpoints of a comma-separated list, trimmed, empty items left out.
-    static func endpoints(in list: String) -> [String] {
-        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-    }
-
-    /// Checks an endpoint setting: one to ``maximumBrokers`` distinct ZeroMQ endpoints separated
-    /// by commas, each `tcp://HOST:PORT`, `ipc://PATH` or `inproc://NAME`.
-    /// - Throws: `INVALID_ARGUMENT` naming the variable and the item that is wrong.
-    static func checkEndpointList(_ name: String, _ value: String) throws(BusError) {
-        let items = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
-        guard items.count <= maximumBrokers else {
-            throw .invalidArgument("environment variable \(name) lists \(items.count) brokers; at most \(maximumBrokers) are allowed")
-        }
-        for item in items {
-            let shown = "'\(item.prefix(100))'"
-            if item.isEmpty { throw .invalidArgument("environment variable \(name) has an empty endpoint; separate brokers with single commas") }
-            if item.hasPrefix("tcp://") {
-                let address = item.dropFirst("tcp://".count)
-                guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
-                      let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port)
-                else {
-                    throw .invalidArgument("environment variable \(name): endpoint \(shown) must be tcp://HOST:PORT with a port from 1 to 65535")
-                }
-            } else if !(item.hasPrefix("ipc://") || item.hasPrefix("inproc://")) || item.hasSuffix("//") {
-                throw .invalidArgument("environment variable \(name): endpoint \(shown) must be tcp://HOST:PORT, ipc://PATH or inproc://NAME")
-            }
-        }
-        guard Set(items).count == items.count else {
-            throw .invalidArgument("environment variable \(name) lists the same broker twice")
-        }
-    }
     /// The name events are published under (`source`), e.g. `timer-ticker`.
     public var source: String
     /// This process's name in event headers (`instance`): host name and pid.
@@ -170,6 +139,40 @@ public struct BusConfiguration: Sendable {
         try socket.set(.tcpKeepalive, 1)
         try socket.set(.tcpKeepaliveIdle, 300)
         try socket.set(.tcpKeepaliveInterval, 60)
+    }
+}
+
+extension BusConfiguration {
+    /// The endpoints of a comma-separated list, trimmed, empty items left out.
+    static func endpoints(in list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Checks an endpoint setting: one to ``maximumBrokers`` distinct ZeroMQ endpoints separated
+    /// by commas, each `tcp://HOST:PORT`, `ipc://PATH` or `inproc://NAME`.
+    /// - Throws: `INVALID_ARGUMENT` naming the variable and the item that is wrong.
+    static func checkEndpointList(_ name: String, _ value: String) throws(BusError) {
+        let items = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard items.count <= maximumBrokers else {
+            throw .invalidArgument("environment variable \(name) lists \(items.count) brokers; at most \(maximumBrokers) are allowed")
+        }
+        for item in items {
+            let shown = "'\(item.prefix(100))'"
+            if item.isEmpty { throw .invalidArgument("environment variable \(name) has an empty endpoint; separate brokers with single commas") }
+            if item.hasPrefix("tcp://") {
+                let address = item.dropFirst("tcp://".count)
+                guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
+                      let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port)
+                else {
+                    throw .invalidArgument("environment variable \(name): endpoint \(shown) must be tcp://HOST:PORT with a port from 1 to 65535")
+                }
+            } else if !(item.hasPrefix("ipc://") || item.hasPrefix("inproc://")) || item.hasSuffix("//") {
+                throw .invalidArgument("environment variable \(name): endpoint \(shown) must be tcp://HOST:PORT, ipc://PATH or inproc://NAME")
+            }
+        }
+        guard Set(items).count == items.count else {
+            throw .invalidArgument("environment variable \(name) lists the same broker twice")
+        }
     }
 }
 

@@ -112,7 +112,8 @@ final class ClientEndpoint: LoopEndpoint {
     /// Changed for every call. Exclusivity checks off, as for the loop's own state (see IOLoop):
     /// only the I/O thread touches it, and no access spans another.
     @exclusivity(unchecked) private var state: ClientState
-    @exclusivity(unchecked) private var liveness: BrokerLiveness?
+    /// Whether the broker answers; nil with a single broker, which is never given up on.
+    @exclusivity(unchecked) private var watch: BrokerLiveness?
     private let configuration: BusConfiguration
     private let logger: Logger
     private let probeIDPrefix = "probe-" + OutgoingCall.newIDPrefix()
@@ -132,7 +133,7 @@ final class ClientEndpoint: LoopEndpoint {
         }
         state = ClientState(socket: socket)
         if watchesLiveness {
-            liveness = BrokerLiveness(now: loop.clock.now, interval: configuration.heartbeatInterval,
+            watch = BrokerLiveness(now: loop.clock.now, interval: configuration.heartbeatInterval,
                                       liveness: configuration.heartbeatInterval * configuration.heartbeatLiveness)
         }
     }
@@ -140,7 +141,7 @@ final class ClientEndpoint: LoopEndpoint {
     var socket: ZMQSocket? { state.socket }
 
     /// Whether the broker has been silent past its liveness (only when several are configured).
-    var isLost: Bool { liveness?.isLost ?? false }
+    var isLost: Bool { watch?.isLost ?? false }
 
     /// Sends a request and remembers the call until its reply or deadline.
     func send(_ call: PendingCall, _ request: OutgoingCall) {
@@ -166,7 +167,7 @@ final class ClientEndpoint: LoopEndpoint {
     }
 
     var nextDeadline: ContinuousClock.Instant? {
-        guard let check = liveness?.nextCheck else { return state.nextDeadline() }
+        guard let check = watch?.nextCheck else { return state.nextDeadline() }
         guard let callDeadline = state.nextDeadline() else { return check }
         return min(check, callDeadline)
     }
@@ -175,13 +176,13 @@ final class ClientEndpoint: LoopEndpoint {
         while let call = state.removeExpired(now: now) {
             call.resolve(.failure(.deadlineExceeded("no reply before the call's deadline")))
         }
-        guard var watch = liveness else { return }
-        defer { liveness = watch }
-        switch watch.timerFired(now: now) {
+        guard var watching = watch else { return }
+        defer { watch = watching }
+        switch watching.timerFired(now: now) {
         case .lost:
             let calls = state.removeAll()
             logger.warning("lost the broker (no answer); calls go to another broker", metadata: [
-                "broker": "\(endpoint)", "silentForMs": "\(watch.liveness.wholeMilliseconds)", "failedCalls": "\(calls.count)",
+                "broker": "\(endpoint)", "silentForMs": "\(watching.liveness.wholeMilliseconds)", "failedCalls": "\(calls.count)",
             ])
             for call in calls {
                 call.resolve(.failure(.unavailable(
@@ -217,7 +218,7 @@ final class ClientEndpoint: LoopEndpoint {
                 loop.logger.warning("bus client receive failed", metadata: ["error": "\(error)"])
                 return
             }
-            if liveness?.heard(now: loop.clock.now) == true {
+            if watch?.heard(now: loop.clock.now) == true {
                 logger.info("the broker answers again", metadata: ["broker": "\(endpoint)"])
             }
             guard let reply = RawReply(message) else {
