@@ -154,7 +154,8 @@ struct BrokerPairFailoverTests {
                                         code = (error as? BusError)?.code ?? .unknown
                                     }
                                     attempts.append(Attempt(operation: operation, started: started, took: ContinuousClock.now - started, code: code))
-                                    if !done { try? await Task.sleep(for: .milliseconds(100)) }
+                                    // Paced: a steady load, not a flood that starves the suites running beside it.
+                                    try? await Task.sleep(for: .milliseconds(done ? 25 : 100))
                                 }
                             }
                         }
