@@ -10,7 +10,8 @@ import ZMQ
 /// I/O thread and back, which costs two thread wake-ups per call. ``call(_:_:options:)`` makes
 /// one call at a time; ``callEach(_:_:inFlight:options:_:)`` keeps many in flight on the
 /// connection. The headers, deadlines, errors and size limits are those of
-/// ``Bus/call(_:_:options:)``.
+/// ``Bus/call(_:_:options:)``. With a broker pair it calls the first broker only: it does not
+/// fail over.
 ///
 /// Its owner closes it with ``close()`` (or lets ``withBlockingClient(configuration:_:)`` do
 /// it): closing terminates its ZeroMQ context, which waits for libzmq's I/O thread, so it is
@@ -54,13 +55,13 @@ public final class BlockingClient {
         do {
             socket = try ZMQSocket(context: context, type: .dealer)
             if let socket { try configuration.prepare(socket) }
-            try socket?.connect(configuration.rpcEndpoint)
+            try socket?.connect(broker)
             state.socket = socket
         } catch {
             // The context's termination waits for every socket of it to close.
             socket?.close()
             context.terminate()
-            throw .unavailable("cannot connect to the broker at \(configuration.rpcEndpoint): \(error)")
+            throw .unavailable("cannot connect to the broker at \(broker): \(error)")
         }
     }
 
@@ -174,8 +175,11 @@ public final class BlockingClient {
         }
     }
 
+    /// The broker it calls: the first of a pair.
+    private var broker: String { configuration.rpcEndpoints.first ?? configuration.rpcEndpoint }
+
     private func notQueued(_ service: String, _ method: String) -> BusError {
-        .unavailable("cannot queue the request to \(service)/\(method): no connection to the broker at \(configuration.rpcEndpoint)")
+        .unavailable("cannot queue the request to \(service)/\(method): no connection to the broker at \(broker)")
     }
 
     private func noReply(_ service: String, _ method: String) -> BusError {

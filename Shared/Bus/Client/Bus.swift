@@ -139,14 +139,14 @@ public final class Bus: Sendable {
                 return try await withUnsafeThrowingContinuation { continuation in
                     guard call.install(continuation) else { return }
                     do throws(BusError) {
-                        try io.submit { loop in loop.client.send(call, request) }
+                        try io.submit { loop in loop.clients.send(call, request) }
                     } catch {
                         call.resolve(.failure(error))
                     }
                 }
             } onCancel: {
                 call.resolve(.failure(.cancelled("the call to \(request.service)/\(request.method) was cancelled")))
-                try? io.submit { loop in loop.client.forget(request.id) }
+                try? io.submit { loop in loop.clients.forget(request.id) }
             }
         } catch let error as BusError {
             throw error
@@ -266,11 +266,13 @@ public final class Bus: Sendable {
 
     // MARK: Worker connections (used by ServiceHost)
 
+    /// Registers a worker of `service` with the broker at `endpoint`.
     func addWorker(
-        id: Int, service: String, credit: Int, link: WorkerLink = WorkerLink(), deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?
+        id: Int, service: String, credit: Int, endpoint: String, link: WorkerLink = WorkerLink(),
+        deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?
     ) throws(BusError) {
         try io.submit { loop in
-            loop.add(WorkerEndpoint(service: service, credit: credit, link: link, loop: loop, deliver: deliver), id: id)
+            loop.add(WorkerEndpoint(service: service, credit: credit, endpoint: endpoint, link: link, loop: loop, deliver: deliver), id: id)
         }
     }
 }

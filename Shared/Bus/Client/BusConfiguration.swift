@@ -6,12 +6,24 @@ import ZMQ
 /// Where the bus is and how a process behaves on it. ``fromEnvironment(service:_:)`` reads the
 /// variables every StudyBus process understands (`BUS_RPC`, `BUS_PUB`, `BUS_SUB`, `BUS_SECURITY`, …).
 public struct BusConfiguration: Sendable {
-    /// The broker's request/reply endpoint (`BUS_RPC`).
+    /// The broker's request/reply endpoint (`BUS_RPC`), or the endpoints of a broker pair
+    /// separated by commas, the preferred broker first (``rpcEndpoints``).
     public var rpcEndpoint = "tcp://127.0.0.1:5555"
-    /// Where publishers connect (`BUS_PUB`).
+    /// Where publishers connect (`BUS_PUB`); a comma-separated list for a broker pair.
     public var pubEndpoint = "tcp://127.0.0.1:5556"
-    /// Where subscribers connect (`BUS_SUB`).
+    /// Where subscribers connect (`BUS_SUB`); a comma-separated list for a broker pair.
     public var subEndpoint = "tcp://127.0.0.1:5557"
+
+    /// The most brokers one setting may list: a pair, or a pair and a spare.
+    public static let maximumBrokers = 3
+
+    /// The brokers workers register with and clients call, preferred first.
+    public var rpcEndpoints: [String] { Self.endpoints(in: rpcEndpoint) }
+    /// The brokers events are published to: every one of them gets every event.
+    public var pubEndpoints: [String] { Self.endpoints(in: pubEndpoint) }
+    /// The brokers subscribers take events from; an event seen through several is delivered once.
+    public var subEndpoints: [String] { Self.endpoints(in: subEndpoint) }
+
     /// The name events are published under (`source`), e.g. `timer-ticker`.
     public var source: String
     /// This process's name in event headers (`instance`): host name and pid.
@@ -70,15 +82,25 @@ public struct BusConfiguration: Sendable {
 
     /// Reads the standard variables; unset ones keep their defaults. Security is on unless
     /// `BUS_SECURITY=off`, and then `BUS_KEY` and `BUS_BROKER_KEY` must name usable key files.
-    /// - Throws: `INVALID_ARGUMENT` naming a variable whose value is not a positive number;
+    /// - Throws: `INVALID_ARGUMENT` naming a variable whose value is not a positive number, or an
+    ///   endpoint list that ``checkEndpointList(_:_:)`` refuses;
     ///   `FAILED_PRECONDITION` naming a key variable that is missing or whose file is unusable.
     public static func fromEnvironment(
         service: String, _ environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(BusError) -> BusConfiguration {
         var configuration = BusConfiguration(source: service)
-        if let value = environment["BUS_RPC"], !value.isEmpty { configuration.rpcEndpoint = value }
-        if let value = environment["BUS_PUB"], !value.isEmpty { configuration.pubEndpoint = value }
-        if let value = environment["BUS_SUB"], !value.isEmpty { configuration.subEndpoint = value }
+        if let value = environment["BUS_RPC"], !value.isEmpty {
+            try checkEndpointList("BUS_RPC", value)
+            configuration.rpcEndpoint = value
+        }
+        if let value = environment["BUS_PUB"], !value.isEmpty {
+            try checkEndpointList("BUS_PUB", value)
+            configuration.pubEndpoint = value
+        }
+        if let value = environment["BUS_SUB"], !value.isEmpty {
+            try checkEndpointList("BUS_SUB", value)
+            configuration.subEndpoint = value
+        }
         if let value = environment["BUS_INSTANCE"], !value.isEmpty { configuration.instance = value }
         func positive(_ name: String) throws(BusError) -> Int? {
             guard let text = environment[name], !text.isEmpty else { return nil }
@@ -117,6 +139,40 @@ public struct BusConfiguration: Sendable {
         try socket.set(.tcpKeepalive, 1)
         try socket.set(.tcpKeepaliveIdle, 300)
         try socket.set(.tcpKeepaliveInterval, 60)
+    }
+}
+
+extension BusConfiguration {
+    /// The endpoints of a comma-separated list, trimmed, empty items left out.
+    static func endpoints(in list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// Checks an endpoint setting: one to ``maximumBrokers`` distinct ZeroMQ endpoints separated
+    /// by commas, each `tcp://HOST:PORT`, `ipc://PATH` or `inproc://NAME`.
+    /// - Throws: `INVALID_ARGUMENT` naming the variable and the item that is wrong.
+    static func checkEndpointList(_ name: String, _ value: String) throws(BusError) {
+        let items = value.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        guard items.count <= maximumBrokers else {
+            throw .invalidArgument("environment variable \(name) lists \(items.count) brokers; at most \(maximumBrokers) are allowed")
+        }
+        for item in items {
+            let shown = "'\(item.prefix(100))'"
+            if item.isEmpty { throw .invalidArgument("environment variable \(name) has an empty endpoint; separate brokers with single commas") }
+            if item.hasPrefix("tcp://") {
+                let address = item.dropFirst("tcp://".count)
+                guard let colon = address.lastIndex(of: ":"), colon != address.startIndex,
+                      let port = Int(address[address.index(after: colon)...]), (1...65535).contains(port)
+                else {
+                    throw .invalidArgument("environment variable \(name): endpoint \(shown) must be tcp://HOST:PORT with a port from 1 to 65535")
+                }
+            } else if !(item.hasPrefix("ipc://") || item.hasPrefix("inproc://")) || item.hasSuffix("//") {
+                throw .invalidArgument("environment variable \(name): endpoint \(shown) must be tcp://HOST:PORT, ipc://PATH or inproc://NAME")
+            }
+        }
+        guard Set(items).count == items.count else {
+            throw .invalidArgument("environment variable \(name) lists the same broker twice")
+        }
     }
 }
 

@@ -54,8 +54,9 @@ public final class ServiceHost: Service, Sendable {
     private let topics: [any TopicDescriptor]
     private let routes = Mutex<[String: Route]>([:])
     private let serving = Atomic<Bool>(true)
-    /// Whether the broker has answered this host's current worker connection.
-    private let link = WorkerLink()
+    /// Whether each broker (of ``BusConfiguration/rpcEndpoints``, in order) has answered this
+    /// host's current worker connection to it.
+    private let links: [WorkerLink]
     private let metrics: HostMetrics?
     /// Whether a request without `caller` is trusted as an operator: only when this process's
     /// own `BUS_SECURITY` is off.
@@ -91,6 +92,7 @@ public final class ServiceHost: Service, Sendable {
         self.service = service
         self.credit = credit
         self.topics = topics
+        links = bus.configuration.rpcEndpoints.map { _ in WorkerLink() }
         self.metrics = HostMetrics.make(service: service, factory: metrics ?? MetricsSystem.factory)
         trustsUnidentifiedCallers = bus.configuration.security == .off
         var logger = logger ?? bus.logger
@@ -164,11 +166,12 @@ public final class ServiceHost: Service, Sendable {
     /// Whether the host takes new requests: false once it drains.
     public var isServing: Bool { serving.load(ordering: .relaxed) }
 
-    /// Whether the broker answers this host's worker connection: it has sent a heartbeat or a
-    /// request since the connection was made, and has not been silent too long since.
-    public var isRegistered: Bool { link.isAnswered }
+    /// Whether a broker answers this host's worker connection: it has sent a heartbeat or a
+    /// request since the connection was made, and has not been silent too long since. With a
+    /// broker pair, one of them is enough: callers reach the host through it.
+    public var isRegistered: Bool { links.contains { $0.isAnswered } }
 
-    /// The broker endpoint the host registers with.
+    /// The broker endpoint the host registers with (a comma-separated list for a broker pair).
     public var busEndpoint: String { bus.configuration.rpcEndpoint }
 
     /// What `_describe` answers: the registered methods (reserved ones last) and the topics.
@@ -182,41 +185,14 @@ public final class ServiceHost: Service, Sendable {
     /// (`UNAVAILABLE`, so callers can retry elsewhere), finishes those in flight, and leaves.
     /// If the task is cancelled instead, it leaves at once.
     public func run() async throws {
-        let workerID = bus.nextEndpointID()
+        let workerIDs = links.map { _ in bus.nextEndpointID() }
         let inFlight = InFlightCounter()
+        // One set of slots for every broker's connection: each broker grants the whole credit,
+        // and the process still runs at most `credit` handlers at once.
         let slots = TaskSlots(count: credit)
-        // On the I/O thread: a request is checked there, and answered there if it can be.
-        // Otherwise it runs as its own task, started right from that thread, so that it changes
-        // threads only once. These tasks are never cancelled, so taking a slot cannot fail.
-        try bus.addWorker(id: workerID, service: service, credit: credit, link: link) { [self] request in
-            // Timed only for metrics and the debug log: a clock read is not free on a path of
-            // microseconds.
-            let started = metrics != nil || debugLogging ? ContinuousClock.now : nil
-            switch intake(request) {
-            case .answered(let reply):
-                if let started { handled(request.method, reply.header, since: started) }
-                return reply
-            case .task(let invoke, let context, let span):
-                let generation = request.generation, client = request.client, payload = Data(request.payload)
-                inFlight.begin()
-                metrics?.inFlight.increment()
-                Task {
-                    try? await slots.withSlot {
-                        let reply = if let span {
-                            await InstrumentationContext.$current.withValue(span.context) { await answer(context) { try await invoke(payload, context) } }
-                        } else {
-                            await answer(context) { try await invoke(payload, context) }
-                        }
-                        try? bus.io.submit { loop in
-                            loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: generation, client: client, reply)
-                        }
-                        if let span { Spans.end(span, code: reply.header.code, message: reply.header.message) }
-                        if let started { handled(context.method, reply.header, since: started) }
-                    }
-                    metrics?.inFlight.decrement()
-                    inFlight.end()
-                }
-                return nil
+        for ((endpoint, link), workerID) in zip(zip(bus.configuration.rpcEndpoints, links), workerIDs) {
+            try bus.addWorker(id: workerID, service: service, credit: credit, endpoint: endpoint, link: link) { [self] request in
+                deliver(request, replyingThrough: workerID, inFlight: inFlight, slots: slots)
             }
         }
         logger.info("serving", metadata: [
@@ -230,7 +206,7 @@ public final class ServiceHost: Service, Sendable {
             await withCheckedContinuation { (refusing: CheckedContinuation<Void, Never>) in
                 do {
                     try bus.io.submit { loop in
-                        loop.endpoint(workerID, as: WorkerEndpoint.self)?.startDraining()
+                        for workerID in workerIDs { loop.endpoint(workerID, as: WorkerEndpoint.self)?.startDraining() }
                         refusing.resume()
                     }
                 } catch {
@@ -241,8 +217,46 @@ public final class ServiceHost: Service, Sendable {
         } catch {
             setServing(false)
         }
-        try? bus.io.submit { loop in loop.remove(workerID) }
+        try? bus.io.submit { loop in
+            for workerID in workerIDs { loop.remove(workerID) }
+        }
         logger.info("stopped serving")
+    }
+
+    /// On the I/O thread: a request is checked there, and answered there if it can be.
+    /// Otherwise it runs as its own task, started right from that thread, so that it changes
+    /// threads only once; its reply goes back through the worker connection `workerID` it came
+    /// on. These tasks are never cancelled, so taking a slot cannot fail.
+    private func deliver(_ request: ArrivingRequest, replyingThrough workerID: Int, inFlight: InFlightCounter, slots: TaskSlots) -> WorkerReply? {
+        // Timed only for metrics and the debug log: a clock read is not free on a path of
+        // microseconds.
+        let started = metrics != nil || debugLogging ? ContinuousClock.now : nil
+        switch intake(request) {
+        case .answered(let reply):
+            if let started { handled(request.method, reply.header, since: started) }
+            return reply
+        case .task(let invoke, let context, let span):
+            let generation = request.generation, client = request.client, payload = Data(request.payload)
+            inFlight.begin()
+            metrics?.inFlight.increment()
+            Task {
+                try? await slots.withSlot {
+                    let reply = if let span {
+                        await InstrumentationContext.$current.withValue(span.context) { await answer(context) { try await invoke(payload, context) } }
+                    } else {
+                        await answer(context) { try await invoke(payload, context) }
+                    }
+                    try? bus.io.submit { loop in
+                        loop.endpoint(workerID, as: WorkerEndpoint.self)?.reply(generation: generation, client: client, reply)
+                    }
+                    if let span { Spans.end(span, code: reply.header.code, message: reply.header.message) }
+                    if let started { handled(context.method, reply.header, since: started) }
+                }
+                metrics?.inFlight.decrement()
+                inFlight.end()
+            }
+            return nil
+        }
     }
 
     private var debugLogging: Bool { logger.logLevel <= .debug }

@@ -5,7 +5,8 @@ import Wire
 /// arrival order. A waiting task that is cancelled stops waiting (CancellationError).
 ///
 /// Service hosts bound their handlers with it (after a reconnect the broker grants the whole
-/// credit again while the old connection's handlers may still run), ingest its jobs.
+/// credit again while the old connection's handlers may still run, and each broker of a pair
+/// grants it too), ingest its jobs.
 public final class TaskSlots: Sendable {
     private struct Waiter {
         let id: UInt64

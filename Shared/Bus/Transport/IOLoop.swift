@@ -32,7 +32,7 @@ final class IOLoop {
     // message, so they are off: each lives on the I/O thread only, and no access to it spans a
     // call that touches it again (the compiler's static checks still apply).
     @exclusivity(unchecked) private var registry = Registry()
-    private var lazyClient: ClientEndpoint?
+    private var lazyClients: BrokerClients?
     private var lazyPublisher: PublisherEndpoint?
     private let publishQueue: PublishQueue
 
@@ -55,13 +55,14 @@ final class IOLoop {
         self.logger = logger
     }
 
-    /// The process's one client connection, made on first use.
-    var client: ClientEndpoint {
-        if let lazyClient { return lazyClient }
-        let client = ClientEndpoint(loop: self)
-        lazyClient = client
-        add(client, id: -1)
-        return client
+    /// The process's client connections, one per broker, made on first use.
+    var clients: BrokerClients {
+        if let lazyClients { return lazyClients }
+        let clients = BrokerClients(loop: self)
+        lazyClients = clients
+        // Negative ids are the loop's own endpoints; the publisher has -2.
+        for (index, endpoint) in clients.endpoints.enumerated() { add(endpoint, id: index == 0 ? -1 : -10 - index) }
+        return clients
     }
 
     /// The process's one publisher connection, made on first use.
@@ -149,10 +150,16 @@ final class IOLoop {
 
     /// Makes a socket with the bus's common options (CURVE towards the broker with security on).
     func makeSocket(_ type: ZMQSocketType, connectTo endpoint: String) throws(ZMQError) -> ZMQSocket {
+        try makeSocket(type, connectTo: [endpoint])
+    }
+
+    /// Makes a socket connected to every one of `endpoints` (a publisher or subscriber of a
+    /// broker pair).
+    func makeSocket(_ type: ZMQSocketType, connectTo endpoints: [String]) throws(ZMQError) -> ZMQSocket {
         let socket = try ZMQSocket(context: context, type: type)
         do {
             try configuration.prepare(socket)
-            try socket.connect(endpoint)
+            for endpoint in endpoints { try socket.connect(endpoint) }
         } catch {
             socket.close()
             throw error

@@ -7,7 +7,9 @@ import ZMQ
 ///
 /// It is an XPUB rather than a PUB (wire-compatible for the broker's XSUB) so that it can see
 /// the broker's subscription arrive: events published before that are held, not dropped, which
-/// removes ZeroMQ's "slow joiner" loss for events sent right after start-up.
+/// removes ZeroMQ's "slow joiner" loss for events sent right after start-up. With a broker pair
+/// it connects to every broker's XSUB, and so sends every event to each; events are held only
+/// until the first broker subscribes.
 final class PublisherEndpoint: LoopEndpoint {
     private let queue: PublishQueue
     private let logger: Logger
@@ -20,7 +22,7 @@ final class PublisherEndpoint: LoopEndpoint {
         logger = loop.logger
         var socket: ZMQSocket?
         do {
-            socket = try loop.makeSocket(.xpub, connectTo: loop.configuration.pubEndpoint)
+            socket = try loop.makeSocket(.xpub, connectTo: loop.configuration.pubEndpoints)
         } catch {
             logger.error("cannot connect the event publisher", metadata: ["endpoint": "\(loop.configuration.pubEndpoint)", "error": "\(error)"])
         }

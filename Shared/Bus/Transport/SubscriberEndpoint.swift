@@ -13,7 +13,8 @@ struct RawEvent: Sendable {
     var byteCount: Int { topic.utf8.count + header.count + payload.count }
 }
 
-/// One subscription's SUB socket on the I/O thread.
+/// One subscription's SUB socket on the I/O thread. With a broker pair it is connected to
+/// every broker's XPUB and lets each event through once (``DuplicateEvents``).
 final class SubscriberEndpoint: LoopEndpoint {
     private let buffer: SubscriptionBuffer
     private let logger: Logger
@@ -28,6 +29,8 @@ final class SubscriberEndpoint: LoopEndpoint {
         var socket: ZMQSocket?
         /// The events of one read pass, handed to the buffer together; reused across passes.
         var batch: [RawEvent] = []
+        /// What came through the brokers so far, when there are several.
+        var duplicates: DuplicateEvents?
     }
 
     /// - Parameter buffer: where the events go; finished when the endpoint closes (removed, or
@@ -35,14 +38,15 @@ final class SubscriberEndpoint: LoopEndpoint {
     init(prefixes: [String], loop: IOLoop, buffer: SubscriptionBuffer) throws(ZMQError) {
         self.buffer = buffer
         logger = loop.logger
-        let socket = try loop.makeSocket(.sub, connectTo: loop.configuration.subEndpoint)
+        let brokers = loop.configuration.subEndpoints
+        let socket = try loop.makeSocket(.sub, connectTo: brokers)
         do {
             for prefix in prefixes { try socket.subscribe(prefix) }
         } catch {
             socket.close()
             throw error
         }
-        state = State(socket: socket)
+        state = State(socket: socket, duplicates: brokers.count > 1 ? DuplicateEvents() : nil)
         state.batch.reserveCapacity(IOLoop.readBatch)
     }
 
@@ -54,7 +58,10 @@ final class SubscriberEndpoint: LoopEndpoint {
         do {
             for _ in 0..<IOLoop.readBatch {
                 guard try socket.receive(into: frame, flags: ZMQSocket.dontWait) else { return }
-                if let event = try readEvent(from: socket) { state.batch.append(event) }
+                guard let event = try readEvent(from: socket) else { continue }
+                // A header that does not decode is not deduplicated: its reader reports it.
+                if state.duplicates != nil, let header = try? EventHeader.decode(event.header), state.duplicates!.isDuplicate(header) { continue }
+                state.batch.append(event)
             }
         } catch {
             logger.warning("subscriber receive failed", metadata: ["error": "\(error)"])

@@ -35,6 +35,8 @@ struct WorkerReply: Sendable {
 final class WorkerEndpoint: LoopEndpoint {
     let service: String
     let credit: Int
+    /// The broker this connection registers with; a host has one per broker of ``BusConfiguration/rpcEndpoints``.
+    let endpoint: String
     /// Hands a request to the service host; returns the reply if it answered at once.
     private let deliver: @Sendable (ArrivingRequest) -> WorkerReply?
     private let logger: Logger
@@ -49,9 +51,10 @@ final class WorkerEndpoint: LoopEndpoint {
     /// Shows other threads whether the broker answers the current connection.
     private let link: WorkerLink
 
-    init(service: String, credit: Int, link: WorkerLink, loop: IOLoop, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) {
+    init(service: String, credit: Int, endpoint: String, link: WorkerLink, loop: IOLoop, deliver: @escaping @Sendable (ArrivingRequest) -> WorkerReply?) {
         self.service = service
         self.credit = credit
+        self.endpoint = endpoint
         self.link = link
         self.deliver = deliver
         self.logger = loop.logger
@@ -68,12 +71,12 @@ final class WorkerEndpoint: LoopEndpoint {
     private func connect(_ loop: IOLoop) {
         var socket: ZMQSocket?
         do {
-            socket = try loop.makeSocket(.dealer, connectTo: loop.configuration.rpcEndpoint)
+            socket = try loop.makeSocket(.dealer, connectTo: endpoint)
             try socket?.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.ready.frame, Data(service.utf8), Data(String(credit).utf8)])
             if let socket { state.connected(socket, now: now(loop)) }
         } catch {
             socket?.close()
-            logger.error("cannot connect worker to the broker", metadata: ["service": "\(service)", "error": "\(error)"])
+            logger.error("cannot connect worker to the broker", metadata: ["service": "\(service)", "broker": "\(endpoint)", "error": "\(error)"])
             state.connectFailed(now: now(loop))
         }
         loop.socketsChanged()
@@ -130,7 +133,7 @@ final class WorkerEndpoint: LoopEndpoint {
             let (next, rejoined) = state.received(inbound(command), now: now(loop))
             link.update(state.isAnswered)
             if rejoined {
-                logger.info("worker reconnected to the broker", metadata: ["service": "\(service)", "credit": "\(credit)"])
+                logger.info("worker reconnected to the broker", metadata: ["service": "\(service)", "broker": "\(endpoint)", "credit": "\(credit)"])
             }
             switch next {
             case .deliver(let generation):
@@ -184,7 +187,7 @@ final class WorkerEndpoint: LoopEndpoint {
             _ = try? socket.send([MDP.Frames.empty, MDP.Frames.worker, MDP.Command.heartbeat.frame], dontWait: true)
         case .dropLost(let socket):
             logger.warning("lost the broker (no heartbeat); reconnecting", metadata: [
-                "service": "\(service)", "silentForMs": "\(state.liveness.wholeMilliseconds)",
+                "service": "\(service)", "broker": "\(endpoint)", "silentForMs": "\(state.liveness.wholeMilliseconds)",
             ])
             dropConnection(socket, loop)
         case .none:
