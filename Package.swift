@@ -54,6 +54,10 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", path: "Services/ai-gateway/CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(
             name: "CPocketSphinx", path: "Services/ai-gateway/CPocketSphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev"])]),
+        // store's PDF export: cairo draws the pages, pango lays out text of any script (Debian
+        // libcairo2-dev, libpango1.0-dev); PangoPDF is its Swift wrapper.
+        .systemLibrary(
+            name: "CPangoCairo", path: "Services/store/CPangoCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
 
         // Shared libraries. Wire is the protocol without a transport (status codes, headers,
         // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
@@ -213,7 +217,7 @@ let package = Package(
         .target(
             name: "StoreCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "SyncKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "SyncKit", "PangoPDF",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for search's FTS5 snippet function.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -223,6 +227,7 @@ let package = Package(
             ],
             path: "Services/store/StoreCore"
         ),
+        .target(name: "PangoPDF", dependencies: ["CPangoCairo"], path: "Services/store/PangoPDF"),
         .executableTarget(name: "store", dependencies: ["StoreCore", "ServiceKit"], path: "Services/store/main"),
 
         // MARK: notifier
