@@ -319,7 +319,8 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport",
+            // The real scheduler runs beside the store for the PDF study report's streak and mastery.
+            dependencies: ["StoreCore", "store", "scheduler", "Contracts", "Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],
