@@ -35,7 +35,8 @@ RUN mkdir /out \
 # Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader; espeak-ng
 # with its voices, pocketsphinx with its English model and ffmpeg for ai-gateway's offline
 # speech; cairo, pango and the fonts for store's PDF export: DejaVu Sans for Latin, Arabic and
-# Hebrew, WenQuanYi Micro Hei for Chinese, Japanese and Korean), the extraction tools ingest uses, the sqlite3 shell for restores and checks (docs/operations.md),
+# Hebrew, WenQuanYi Micro Hei for Chinese, Japanese and Korean), the extraction tools ingest
+# uses, the sqlite3 shell for restores and checks (docs/operations.md),
 # curl for the health checks (each process's /healthz), and a non-root user owning /data (each
 # service's volume is mounted there).
 FROM debian:bookworm-slim

@@ -229,6 +229,14 @@ struct PDFExportTests {
             #expect(await world.failure(Store.export, ExportRequest(content: .studySessions, format: .pdf))?.code == .invalidArgument)
             #expect(await world.failure(Store.export, ExportRequest(content: .report, format: .csv))?.code == .invalidArgument)
             #expect(await world.failure(Store.export, ExportRequest(content: .report, format: .pdf, subjectId: "bad id!"))?.code == .invalidArgument)
+            for payload in [#"{"content":"flashcards","format":"pdf","paper":"a0"}"#, #"{"content":"report","format":"pdf","paper":7}"#] {
+                do {
+                    _ = try await world.client.callRaw(service: "store", method: Store.export.name, payload: Data(payload.utf8), options: CallOptions(user: "alice"))
+                    Issue.record("\(payload) was accepted")
+                } catch {
+                    #expect((error as? BusError)?.code == .invalidArgument, "\(payload)")
+                }
+            }
 
             // 4 pages hold about 240 report lines: more sessions than that are refused.
             for index in 0..<241 {
