@@ -75,9 +75,8 @@ public enum PDFCanvasError: Error, Equatable, CustomStringConvertible {
 /// written into memory. cairo's surfaces and pango's per-thread font maps are not thread-safe,
 /// so a canvas is made, drawn and finished on one thread and is not `Sendable`.
 public final class PDFCanvas {
-    public let paper: PaperSize
     /// Pages begun so far (the first is begun by `init`).
-    public private(set) var pageCount = 1
+    private var pageCount = 1
     private let maximumPages: Int
     private let output: PDFOutput
     private let surface: OpaquePointer
@@ -88,7 +87,6 @@ public final class PDFCanvas {
     ///   - maximumPages: `showPage` throws `tooManyPages` rather than begin a page past this.
     ///   - title: the document's title in its metadata.
     public init(paper: PaperSize, maximumPages: Int, title: String) throws(PDFCanvasError) {
-        self.paper = paper
         self.maximumPages = maximumPages
         output = PDFOutput()
         let closure = Unmanaged.passUnretained(output).toOpaque()
@@ -206,17 +204,6 @@ public final class PDFCanvas {
         cairo_set_source_rgb(cairo, 0.55, 0.55, 0.55)
         cairo_move_to(cairo, x0, y0)
         cairo_line_to(cairo, x1, y1)
-        cairo_stroke(cairo)
-        cairo_restore(cairo)
-    }
-
-    /// A thin solid rule.
-    public func rule(fromX x0: Double, y: Double, toX x1: Double) {
-        cairo_save(cairo)
-        cairo_set_line_width(cairo, 0.5)
-        cairo_set_source_rgb(cairo, 0.7, 0.7, 0.7)
-        cairo_move_to(cairo, x0, y)
-        cairo_line_to(cairo, x1, y)
         cairo_stroke(cairo)
         cairo_restore(cairo)
     }
