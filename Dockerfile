@@ -2,12 +2,12 @@
 #   docker run studybus broker        docker run studybus store        docker run studybus busctl services
 #
 # Build stage: the official Swift image, the C libraries' headers (espeak-ng and pocketsphinx for
-# ai-gateway's offline speech), a release build with the Swift
+# ai-gateway's offline speech, cairo and pango for store's PDF export), a release build with the Swift
 # runtime linked statically so the run stage needs no Swift installation.
 FROM swift:6.3-bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends libzmq3-dev libsqlite3-dev libcurl4-openssl-dev zlib1g-dev \
-        libespeak-ng-dev libpocketsphinx-dev \
+        libespeak-ng-dev libpocketsphinx-dev libcairo2-dev libpango1.0-dev \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY Package.swift ./
@@ -34,7 +34,9 @@ RUN mkdir /out \
 
 # Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader; espeak-ng
 # with its voices, pocketsphinx with its English model and ffmpeg for ai-gateway's offline
-# speech), the extraction tools ingest uses, the sqlite3 shell for restores and checks (docs/operations.md),
+# speech; cairo, pango and the fonts for store's PDF export: DejaVu Sans for Latin, Arabic and
+# Hebrew, WenQuanYi Micro Hei for Chinese, Japanese and Korean), the extraction tools ingest
+# uses, the sqlite3 shell for restores and checks (docs/operations.md),
 # curl for the health checks (each process's /healthz), and a non-root user owning /data (each
 # service's volume is mounted there).
 FROM debian:bookworm-slim
@@ -48,6 +50,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
         libzmq5 libsqlite3-0 libcurl4 libxml2 ca-certificates tzdata poppler-utils tesseract-ocr tesseract-ocr-eng sqlite3 curl \
         libespeak-ng1 espeak-ng-data libpocketsphinx3 pocketsphinx-en-us ffmpeg \
+        libcairo2 libpangocairo-1.0-0 fonts-dejavu-core fonts-wqy-microhei \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system --gid 10001 studybus \
  && useradd --system --uid 10001 --gid studybus --home-dir /data --shell /usr/sbin/nologin studybus \

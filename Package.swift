@@ -54,6 +54,10 @@ let package = Package(
         .systemLibrary(name: "CEspeakNG", path: "Services/ai-gateway/CEspeakNG", pkgConfig: "espeak-ng", providers: [.apt(["libespeak-ng-dev"])]),
         .systemLibrary(
             name: "CPocketSphinx", path: "Services/ai-gateway/CPocketSphinx", pkgConfig: "pocketsphinx", providers: [.apt(["libpocketsphinx-dev"])]),
+        // store's PDF export: cairo draws the pages, pango lays out text of any script (Debian
+        // libcairo2-dev, libpango1.0-dev); PangoPDF is its Swift wrapper.
+        .systemLibrary(
+            name: "CPangoCairo", path: "Services/store/CPangoCairo", pkgConfig: "pangocairo", providers: [.apt(["libcairo2-dev", "libpango1.0-dev"])]),
 
         // Shared libraries. Wire is the protocol without a transport (status codes, headers,
         // descriptors, the payload codec); Bus is the ZeroMQ transport, client, host and events.
@@ -215,7 +219,7 @@ let package = Package(
         .target(
             name: "StoreCore",
             dependencies: [
-                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "SyncKit",
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "SyncKit", "PangoPDF",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for search's FTS5 snippet function.
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
@@ -225,6 +229,7 @@ let package = Package(
             ],
             path: "Services/store/StoreCore"
         ),
+        .target(name: "PangoPDF", dependencies: ["CPangoCairo"], path: "Services/store/PangoPDF"),
         .executableTarget(name: "store", dependencies: ["StoreCore", "ServiceKit"], path: "Services/store/main"),
 
         // MARK: notifier
@@ -316,7 +321,8 @@ let package = Package(
         ),
         .testTarget(
             name: "StoreTests",
-            dependencies: ["StoreCore", "store", "Contracts", "Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport",
+            // The real scheduler runs beside the store for the PDF study report's streak and mastery.
+            dependencies: ["StoreCore", "store", "scheduler", "Contracts", "Storage", "Bus", "Threads", "Wire", "BrokerCore", "ServiceKit", "TestSupport",
                            .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")],

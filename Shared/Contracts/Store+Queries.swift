@@ -99,6 +99,9 @@ public struct SearchResponse: Codable, Sendable, Equatable {
 public enum ExportContent: String, WireEnum {
     case flashcards
     case studySessions
+    /// A printable study report (format `pdf` only): the user's sessions and cards reviewed,
+    /// the scheduler's streak and mastery per set.
+    case report
 }
 
 /// The file format of an export.
@@ -112,6 +115,18 @@ public enum ExportFormat: String, WireEnum {
     /// `#deck:<name>`, `#tags column:3`; a field with a tab, newline or `"` is quoted with `"`
     /// (inner quotes doubled). Flashcards only.
     case anki
+    /// A PDF (`application/pdf`, always in the attachment frame). Flashcards: printable cards,
+    /// a grid of 2 × 4 per page, each page of fronts followed by its backs mirrored for
+    /// long-edge duplex printing, dashed cut lines. `report`: the study report.
+    case pdf
+}
+
+/// The paper a PDF export is laid out for.
+public enum ExportPaper: String, WireEnum {
+    /// 210 × 297 mm.
+    case a4
+    /// 8.5 × 11 in.
+    case letter
 }
 
 /// `export`.
@@ -124,23 +139,29 @@ public struct ExportRequest: Codable, Sendable, Equatable {
     public var subjectId: String?
     /// Anki deck name; default the set's name, else `StudyBus`.
     public var deckName: String?
-    public init(content: ExportContent, format: ExportFormat, setId: String? = nil, materialId: String? = nil, subjectId: String? = nil, deckName: String? = nil) {
+    /// PDF only: the paper, default `a4`.
+    public var paper: ExportPaper?
+    public init(
+        content: ExportContent, format: ExportFormat, setId: String? = nil, materialId: String? = nil, subjectId: String? = nil, deckName: String? = nil,
+        paper: ExportPaper? = nil
+    ) {
         self.content = content
         self.format = format
         self.setId = setId
         self.materialId = materialId
         self.subjectId = subjectId
         self.deckName = deckName
+        self.paper = paper
     }
 }
 
-/// `export` response. Up to 64 KiB the file is in `content`; larger files are in the reply's
-/// attachment frame and `content` is absent.
+/// `export` response. Up to 64 KiB the file is in `content`; larger files, and every PDF, are in
+/// the reply's attachment frame and `content` is absent.
 public struct ExportResult: Codable, Sendable, Equatable {
     public var format: ExportFormat
-    /// `application/json`, `text/csv` or `text/plain`, with `; charset=utf-8`.
+    /// `application/json`, `text/csv` or `text/plain`, with `; charset=utf-8`; `application/pdf`.
     public var contentType: String
-    /// A suggested file name, e.g. `flashcards.csv`.
+    /// A suggested file name, e.g. `flashcards.csv`, `report.pdf`.
     public var fileName: String
     public var itemCount: Int
     public var byteCount: Int

@@ -29,16 +29,19 @@ struct StoreWorld {
 
     static let start = Date(timeIntervalSince1970: 1_790_000_000)  // 2026-09-21T14:13:20Z
 
-    /// - Parameter maxMessageBytes: the broker's largest frame, and the store's idea of it.
+    /// - Parameters:
+    ///   - maxMessageBytes: the broker's largest frame, and the store's idea of it.
+    ///   - pdfMaximumPages: `STORE_PDF_MAX_PAGES`.
     static func start(
-        directory: URL? = nil, clock: ManualWallClock = ManualWallClock(StoreWorld.start), maxMessageBytes: Int64 = 64 << 20
+        directory: URL? = nil, clock: ManualWallClock = ManualWallClock(StoreWorld.start), maxMessageBytes: Int64 = 64 << 20,
+        pdfMaximumPages: Int = 500
     ) async throws -> StoreWorld {
         let (broker, endpoints) = try await startBroker(maxMessageBytes: maxMessageBytes)
         let directory = try directory ?? temporaryDirectory()
         var storeBus = busConfiguration(endpoints, source: "store")
         storeBus.maxMessageBytes = maxMessageBytes
         let store = try StoreService(context: ServiceContext(
-            configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: clock),
+            configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: clock, pdfMaximumPages: pdfMaximumPages),
             logger: testLogger("store"), busConfiguration: storeBus))
         let tasks = store.services.map { service in Task { try await service.run() } }
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))

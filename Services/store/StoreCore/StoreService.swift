@@ -23,27 +23,32 @@ public struct StoreConfiguration: ServiceConfiguration {
     /// differ a little, but a change stamped far ahead would win every later edit
     /// (`STORE_SYNC_FUTURE_SKEW_SECONDS`, default 300).
     public var syncFutureSkew: Duration
+    /// The most pages one PDF export may have: `export` answers RESOURCE_EXHAUSTED past it
+    /// (`STORE_PDF_MAX_PAGES`, default 500: 2000 flashcards).
+    public var pdfMaximumPages: Int
 
     public init(
         databaseURL: URL, clock: any WallClock = SystemWallClock(), credit: Int = 64, outboxRetention: Duration = .seconds(30 * 86_400),
-        syncFutureSkew: Duration = .seconds(300)
+        syncFutureSkew: Duration = .seconds(300), pdfMaximumPages: Int = 500
     ) {
         self.databaseURL = databaseURL
         self.clock = clock
         self.credit = credit
         self.outboxRetention = outboxRetention
         self.syncFutureSkew = syncFutureSkew
+        self.pdfMaximumPages = pdfMaximumPages
     }
 
-    /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024), `OUTBOX_RETENTION_DAYS` (1…3650) and
-    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400).
+    /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024), `OUTBOX_RETENTION_DAYS` (1…3650),
+    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400) and `STORE_PDF_MAX_PAGES` (2…10000).
     /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
     public init(environment: Environment) throws(BusError) {
         self.init(
             databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "store.sqlite"),
             credit: try environment.int("STORE_CREDIT", default: 64, in: 1...1024),
             outboxRetention: .seconds(86_400 * (try environment.int("OUTBOX_RETENTION_DAYS", default: 30, in: 1...3650))),
-            syncFutureSkew: .seconds(try environment.int("STORE_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400)))
+            syncFutureSkew: .seconds(try environment.int("STORE_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400)),
+            pdfMaximumPages: try environment.int("STORE_PDF_MAX_PAGES", default: 500, in: 2...10_000))
     }
 }
 
@@ -58,6 +63,7 @@ public final class StoreService: StudyBusService {
     let outbox: Outbox
     let clock: any WallClock
     let syncFutureSkew: Duration
+    let pdfMaximumPages: Int
 
     /// Opens (and migrates) the database and registers every method.
     /// - Throws: `FAILED_PRECONDITION` when the database cannot be opened or migrated.
@@ -80,6 +86,7 @@ public final class StoreService: StudyBusService {
         indexer = SearchIndexer(database: database, logger: context.logger)
         clock = configuration.clock
         syncFutureSkew = configuration.syncFutureSkew
+        pdfMaximumPages = configuration.pdfMaximumPages
 
         let handlers = owner.host.handlers(for: self)
         RecordMethods.register(handlers)

@@ -4,11 +4,13 @@ import Foundation
 import GRDB
 import Wire
 
-/// `export`: flashcards as JSON, CSV or Anki text; study sessions as JSON or CSV.
+/// `export`: flashcards as JSON, CSV, Anki text or PDF; study sessions as JSON or CSV; the study
+/// report as PDF (``PDFExport``).
 enum ExportMethods {
     static func register(_ handlers: Handlers<StoreService>) {
         handlers.handle(Store.export, withAttachment: { store, request, context in
-            try await store.read(context) { db, user in try run(request, db, user: user) }
+            if request.format == .pdf { return try await PDFExport.run(request, store, context) }
+            return try await store.read(context) { db, user in try run(request, db, user: user) }
         })
     }
 
@@ -23,6 +25,7 @@ enum ExportMethods {
             case .json: text = try json(cards)
             case .csv: text = csv(cards)
             case .anki: text = anki(cards, deck: try deckName(request, changes))
+            case .pdf: throw pdfElsewhere
             }
         case .studySessions:
             var sql = "SELECT * FROM study_session WHERE user_id = ?"
@@ -38,13 +41,17 @@ enum ExportMethods {
             case .json: text = try json(sessions)
             case .csv: text = csv(sessions)
             case .anki: throw BusError.invalidArgument("field 'format': anki exports flashcards only; study sessions export as json or csv")
+            case .pdf: throw pdfElsewhere
             }
+        case .report:
+            throw BusError.invalidArgument("field 'format': the study report is a pdf")
         }
         let data = Data(text.utf8)
         let (contentType, suffix) = switch request.format {
         case .json: ("application/json; charset=utf-8", "json")
         case .csv: ("text/csv; charset=utf-8", "csv")
         case .anki: ("text/plain; charset=utf-8", "txt")
+        case .pdf: throw pdfElsewhere
         }
         let inline = data.count <= StoreLimits.inlineExportBytes
         let result = ExportResult(
@@ -53,7 +60,16 @@ enum ExportMethods {
         return (result, inline ? nil : data)
     }
 
+    /// `register` hands PDF exports to ``PDFExport``, which draws them off the cooperative pool.
+    private static let pdfElsewhere = BusError.internal("a PDF export is made by PDFExport")
+
     private static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
+        let (condition, arguments) = try flashcardFilter(request)
+        return try changes.all(Flashcard.self, where: condition, arguments)
+    }
+
+    /// The SQL condition on the flashcard table for the request's set, material and subject.
+    static func flashcardFilter(_ request: ExportRequest) throws -> (String, [any DatabaseValueConvertible]) {
         var conditions = ["1"]
         var arguments: [any DatabaseValueConvertible] = []
         for (field, column, value) in [("setId", "set_id", request.setId), ("materialId", "material_id", request.materialId), ("subjectId", "subject_id", request.subjectId)] {
@@ -62,7 +78,7 @@ enum ExportMethods {
             conditions.append("\(column) = ?")
             arguments.append(value)
         }
-        return try changes.all(Flashcard.self, where: conditions.joined(separator: " AND "), arguments)
+        return (conditions.joined(separator: " AND "), arguments)
     }
 
     private static func deckName(_ request: ExportRequest, _ changes: Changes) throws -> String {
