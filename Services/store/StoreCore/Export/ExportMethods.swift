@@ -4,12 +4,16 @@ import Foundation
 import GRDB
 import Wire
 
-/// `export`: flashcards as JSON, CSV or Anki text; study sessions as JSON or CSV.
+/// `export`: flashcards as JSON, CSV, Anki text or an Anki package; study sessions as JSON or
+/// CSV. `flashcards.importApkg`: an Anki package's notes and review history.
 enum ExportMethods {
     static func register(_ handlers: Handlers<StoreService>) {
         handlers.handle(Store.export, withAttachment: { store, request, context in
-            try await store.read(context) { db, user in try run(request, db, user: user) }
+            // A package holds the scheduler's review state, asked for outside the read.
+            if request.format == .apkg { return try await ApkgExport.run(request, store, context) }
+            return try await store.read(context) { db, user in try run(request, db, user: user) }
         })
+        handlers.handle(Store.importApkg) { store, request, context in try await ApkgImport.run(request, store, context) }
     }
 
     static func run(_ request: ExportRequest, _ db: Database, user: String) throws -> (ExportResult, Data?) {
@@ -23,6 +27,7 @@ enum ExportMethods {
             case .json: text = try json(cards)
             case .csv: text = csv(cards)
             case .anki: text = anki(cards, deck: try deckName(request, changes))
+            case .apkg: throw BusError.internal("apkg exports are built by ApkgExport")
             }
         case .studySessions:
             var sql = "SELECT * FROM study_session WHERE user_id = ?"
@@ -37,7 +42,7 @@ enum ExportMethods {
             switch request.format {
             case .json: text = try json(sessions)
             case .csv: text = csv(sessions)
-            case .anki: throw BusError.invalidArgument("field 'format': anki exports flashcards only; study sessions export as json or csv")
+            case .anki, .apkg: throw BusError.invalidArgument("field 'format': \(request.format.rawValue) exports flashcards only; study sessions export as json or csv")
             }
         }
         let data = Data(text.utf8)
@@ -45,6 +50,7 @@ enum ExportMethods {
         case .json: ("application/json; charset=utf-8", "json")
         case .csv: ("text/csv; charset=utf-8", "csv")
         case .anki: ("text/plain; charset=utf-8", "txt")
+        case .apkg: ("application/zip", "apkg")
         }
         let inline = data.count <= StoreLimits.inlineExportBytes
         let result = ExportResult(
@@ -53,7 +59,7 @@ enum ExportMethods {
         return (result, inline ? nil : data)
     }
 
-    private static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
+    static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
         var conditions = ["1"]
         var arguments: [any DatabaseValueConvertible] = []
         for (field, column, value) in [("setId", "set_id", request.setId), ("materialId", "material_id", request.materialId), ("subjectId", "subject_id", request.subjectId)] {
@@ -65,7 +71,7 @@ enum ExportMethods {
         return try changes.all(Flashcard.self, where: conditions.joined(separator: " AND "), arguments)
     }
 
-    private static func deckName(_ request: ExportRequest, _ changes: Changes) throws -> String {
+    static func deckName(_ request: ExportRequest, _ changes: Changes) throws -> String {
         var name = request.deckName
         if name == nil, let setId = request.setId { name = try changes.find(FlashcardSet.self, setId)?.name }
         let deck = (name ?? "StudyBus").components(separatedBy: .newlines).joined(separator: " ")
