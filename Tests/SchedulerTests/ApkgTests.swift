@@ -181,6 +181,47 @@ struct ApkgTests {
         await store.stop()
         await world.stop()
     }
+
+    @Test("review.import and review.history: services only; a review in the future, out of order or too many refused whole; a replay is deterministic and not repeated")
+    func reviewImportChecks() async throws {
+        let world = try await SchedulerWorld.start()
+        let now = world.clock.now()
+        var asUser = CallOptions(user: "u1")
+        asUser.claimedCaller = try BusIdentity(role: .user, name: "u1")
+        let history = ReviewHistoryRequest(cardIds: ["c1"])
+        await #expect(throws: BusError.self) { try await world.client.call(Scheduler.reviewHistory, history, options: asUser) }
+        do {
+            _ = try await world.client.call(Scheduler.importReviews, ReviewImportRequest(cards: [ReviewImportCard(cardId: "c1", reviews: [])]), options: asUser)
+            Issue.record("a user's caller imported reviews")
+        } catch {
+            #expect(error.code == .permissionDenied)
+        }
+
+        let good = ReviewImportEntry(rating: .good, reviewedAt: now.addingTimeInterval(-10 * 86_400), durationSeconds: 3)
+        let future = ReviewImportEntry(rating: .good, reviewedAt: now.addingTimeInterval(3600))
+        let earlier = ReviewImportEntry(rating: .good, reviewedAt: now.addingTimeInterval(-20 * 86_400))
+        for reviews in [[good, future], [good, earlier]] {
+            let request = ReviewImportRequest(cards: [ReviewImportCard(cardId: "c0", reviews: []), ReviewImportCard(cardId: "c1", reviews: reviews)])
+            #expect(await world.failure(Scheduler.importReviews, request)?.code == .invalidArgument)
+        }
+        let tooMany = ReviewImportRequest(cards: [ReviewImportCard(cardId: "c1", reviews: Array(repeating: good, count: SchedulerLimits.reviewsPerCall + 1))])
+        #expect(await world.failure(Scheduler.importReviews, tooMany)?.code == .invalidArgument)
+        // Nothing of the refused requests was written, not even the card without reviews.
+        #expect(await world.failure(Scheduler.cardState, ReviewCardID(cardId: "c0"))?.code == .notFound)
+
+        let reviews = [good, ReviewImportEntry(rating: .good, reviewedAt: now.addingTimeInterval(-9 * 86_400))]
+        let request = ReviewImportRequest(cards: [ReviewImportCard(cardId: "c1", reviews: reviews)])
+        #expect(try await world.call(Scheduler.importReviews, request) == ReviewImportResponse(replayed: 1, alreadyReviewed: 0))
+        #expect(try await world.call(Scheduler.importReviews, request) == ReviewImportResponse(replayed: 0, alreadyReviewed: 1))
+        let state = try await world.call(Scheduler.cardState, ReviewCardID(cardId: "c1"))
+        // SM-2: good, good → 1 day, then 6 days from the second review.
+        #expect(state.reviewCount == 2 && state.dueAt == reviews[1].reviewedAt.addingTimeInterval(6 * 86_400))
+        let log = try #require(try await world.call(Scheduler.reviewHistory, ReviewHistoryRequest(cardIds: ["c1", "unknown"])).cards.first)
+        #expect(log.reviews.map(\.rating) == [.good, .good] && log.reviews.map(\.reviewedAt) == reviews.map(\.reviewedAt))
+        #expect(log.reviews.map(\.intervalDays) == [1, 6] && log.reviews.map(\.previousIntervalDays) == [0, 1])
+        #expect(log.reviews.map(\.phase) == [.learning, .review] && log.reviews.first?.durationSeconds == 3)
+        await world.stop()
+    }
 }
 
 extension Sequence {
