@@ -46,13 +46,14 @@ struct ApkgImportTests {
         await world.stop()
     }
 
-    @Test("a view for a table, a REAL in an integer column, an ease out of range: refused whole, nothing written, no trap")
+    @Test("a view for a table, a REAL in an integer column, an ease out of range, a deep deck list: refused whole, nothing written, no trap")
     func hostileCollections() async throws {
         // The packages' reviews are dated by the real clock.
         let world = try await StoreWorld.start(clock: ManualWallClock(Date()))
         try await Self.refused(world, try await Self.package("view"), saying: "is not a table")
         try await Self.refused(world, try await Self.package("types"), saying: "not integers")
         try await Self.refused(world, try await Self.package("ease"), saying: "ease 9")
+        try await Self.refused(world, try await Self.package("deepdecks"), saying: "deck list is not a JSON object")
         #expect(try await world.call(Reserved.health("store"), Empty()).status == .serving)
         await world.stop()
     }

@@ -7,6 +7,7 @@ Usage: apkg_hostile.py KIND
   view      a collection whose notes "table" is a view of an endless recursive query
   types     a valid collection whose review log holds a time of 1e300 (a REAL in an integer column)
   ease      a valid collection whose review log holds an ease of 9
+  deepdecks a valid collection whose deck list is a million nested JSON arrays
   nocol     a zip with only a media file
   notsqlite collection.anki2 that is not a SQLite file
   valid     a small valid collection: two notes, one with three reviews (a baseline)
@@ -43,8 +44,10 @@ def collection(kind):
         db.execute("""CREATE VIEW notes AS WITH RECURSIVE n(id) AS (SELECT 1 UNION ALL SELECT id + 1 FROM n)
                       SELECT id, 'g' || id AS guid, 1 AS mid, 0 AS mod, 0 AS usn, '' AS tags, 'a' || char(31) || 'b' AS flds,
                       '' AS sfld, 0 AS csum, 0 AS flags, '' AS data FROM n""")
-    db.execute("INSERT INTO col VALUES (1, 0, 0, 0, 11, 0, 0, 0, '{}', '{}', ?, '{}', '{}')",
-               ('{"1": {"id": 1, "name": "Default"}, "5": {"id": 5, "name": "Hostile deck"}}',))
+    decks = '{"1": {"id": 1, "name": "Default"}, "5": {"id": 5, "name": "Hostile deck"}}'
+    if kind == "deepdecks":
+        decks = "[" * 1_000_000
+    db.execute("INSERT INTO col VALUES (1, 0, 0, 0, 11, 0, 0, 0, '{}', '{}', ?, '{}', '{}')", (decks,))
     if kind != "view":
         db.execute("INSERT INTO notes VALUES (10, 'guid-a', 1, 0, 0, ' t1 ', 'Front <i>a</i>' || char(31) || 'Back a', '', 0, 0, '')")
         db.execute("INSERT INTO notes VALUES (11, 'guid-b', 1, 0, 0, '', 'Front b' || char(31) || 'Back b', '', 0, 0, '')")

@@ -121,7 +121,7 @@ enum AnkiPackageWriter {
     /// An ease factor as Anki keeps it, in permille.
     static func permille(_ ease: Double) -> Int64 { Int64(clamping: (ease * 1000).rounded(), to: 1300...100_000) }
 
-    /// A field as Anki stores it: HTML, a line break as `<br>`.
+    /// A field as Anki stores it: HTML, a line break as `<br>`, no field separator.
     static func html(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -132,6 +132,8 @@ enum AnkiPackageWriter {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "\n", "\r\n": out += "<br>"
+            // Anki separates a note's fields with U+001F.
+            case "\u{1f}": out += " "
             default: out.append(character)
             }
         }
@@ -142,8 +144,6 @@ enum AnkiPackageWriter {
     static func checksum(_ field: String) -> Int64 {
         Insecure.SHA1.hash(data: Data(field.utf8)).prefix(4).reduce(0) { $0 << 8 | Int64($1) }
     }
-
-    private static func json(_ value: JSONValue) -> String { value.jsonText }
 
     private static func configuration(deckId: Int64, nextPosition: Int) -> String {
         """
@@ -169,7 +169,7 @@ enum AnkiPackageWriter {
             "latexPost": .string("\\end{document}"), "req": .array([.array([.int(0), .string("any"), .array([.int(0)])])]), "tags": .array([]),
             "vers": .array([]),
         ])
-        return json(.object(["\(modelId)": model]))
+        return JSONValue.object(["\(modelId)": model]).jsonText
     }
 
     private static func decks(deckId: Int64, name: String) -> String {
@@ -181,7 +181,7 @@ enum AnkiPackageWriter {
                 "dyn": .int(0), "conf": .int(1), "extendNew": .int(0), "extendRev": .int(0),
             ])
         }
-        return json(.object(["1": deck(1, "Default"), "\(deckId)": deck(deckId, name)]))
+        return JSONValue.object(["1": deck(1, "Default"), "\(deckId)": deck(deckId, name)]).jsonText
     }
 
     /// Anki's default deck options.

@@ -384,11 +384,10 @@ struct AnkiPackageReader {
               let size = Self.int(row[1]), size <= Self.maximumDecksBytes, let text = Self.text(row[0]) else {
             throw invalid("its collection's deck list is missing or over \(Self.maximumDecksBytes) bytes")
         }
-        guard let decks = (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] else {
-            throw invalid("its collection's deck list is not JSON")
-        }
+        // Wire's parser bounds nesting (a deep document must not exhaust the stack).
+        guard let decks = (try? JSONValue.parse(text))?.objectValue else { throw invalid("its collection's deck list is not a JSON object") }
         for (key, value) in decks {
-            if let id = Int64(key), let deck = value as? [String: Any], let name = deck["name"] as? String { add(id, name) }
+            if let id = Int64(key), let name = value.objectValue?["name"]?.stringValue { add(id, name) }
         }
         return names
     }
