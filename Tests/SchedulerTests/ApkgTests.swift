@@ -88,6 +88,35 @@ struct ApkgTests {
         await world.stop()
     }
 
+    @Test("FSRS cards in an apkg: one in a learning step is Anki's learning card due that minute, one in review a review card due on our day (±1)")
+    func fsrsExport() async throws {
+        let now = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1000).rounded(.down) / 1000)
+        let world = try await SchedulerWorld.start(at: now)
+        try await world.settings(SettingsUpdate(algorithm: .fsrs, fuzzing: false))
+        let store = try await RunningStore.start(world)
+        let learning = try await RunningStore.call(world, Store.createFlashcard, FlashcardCreate(front: "Step", back: "10 minutes"))
+        let review = try await RunningStore.call(world, Store.createFlashcard, FlashcardCreate(front: "Easy", back: "days"))
+        for card in [learning, review] {
+            try await eventually("review state of \(card.front)") { (try? await world.call(Scheduler.cardState, ReviewCardID(cardId: card.id))) != nil }
+        }
+        _ = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: learning.id, rating: .good))
+        _ = try await world.call(Scheduler.recordReview, ReviewRecordRequest(cardId: review.id, rating: .easy))
+        let states = [try await world.call(Scheduler.cardState, ReviewCardID(cardId: learning.id)),
+                      try await world.call(Scheduler.cardState, ReviewCardID(cardId: review.id))]
+        try #require(states[0].fsrs.phase == .learning && states[1].fsrs.phase == .review)
+
+        let (_, attachment) = try await world.client.callWithAttachment(
+            Store.export, ExportRequest(content: .flashcards, format: .apkg), options: CallOptions(user: "u1"))
+        let notes = try await Self.ankiReads(try #require(attachment))
+        try #require(notes.count == 2)
+        #expect(notes[0]["type"] == .int(1) && notes[0]["queue"] == .int(1) && notes[0]["due"] == .string(Self.utcDay(states[0].dueAt)))
+        #expect(notes[1]["type"] == .int(2) && notes[1]["queue"] == .int(2) && notes[1]["reps"] == .int(1) && notes[1]["revlog"] == .int(1))
+        let ours = Self.utcDay(states[1].dueAt), anki = try #require(notes[1]["due"]?.stringValue)
+        #expect(anki == ours || anki == Self.day(ours, plus: -1), "Anki \(anki), ours \(ours)")
+        await store.stop()
+        await world.stop()
+    }
+
     @Test("a deck Anki made and reviewed, imported: the same cards; reviews replayed, nothing due now that Anki would not show; a retry writes nothing twice")
     func importsAnkisPackage() async throws {
         let file = try temporaryDirectory().appending(path: "anki.apkg")
