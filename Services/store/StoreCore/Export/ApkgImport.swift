@@ -33,7 +33,8 @@ enum ApkgImport {
         store.outbox.notifyCommitted()
         store.indexer.wake()
 
-        // Batches within the scheduler's bounds per call.
+        // Batches within the scheduler's bounds per call (one card's reviews fit one call); the
+        // trailing nil sends the last batch.
         var batch: [ReviewImportCard] = [], reviews = 0
         for card in schedule + [nil] {
             if let card, batch.count < SchedulerLimits.cardsPerCall, reviews + card.reviews.count <= SchedulerLimits.reviewsPerCall {
@@ -62,7 +63,7 @@ enum ApkgImport {
     /// reviews for the scheduler, each in its set as stored.
     private static func write(_ package: AnkiPackage, _ changes: Changes) throws -> (ApkgImportResult, [ReviewImportCard]) {
         var setIds: [Int64: String] = [:]
-        var orderedSetIds: [String] = []
+        var orderedSetIds: [String] = [], seenSetIds = Set<String>()
         var created = 0, already = 0, skipped = 0, reviews = 0
         var schedule: [ReviewImportCard] = []
         for note in package.notes {
@@ -80,7 +81,8 @@ enum ApkgImport {
                     try changes.insert(FlashcardSet(id: setId, userId: changes.user, name: name, createdAt: changes.now, updatedAt: changes.now))
                 }
                 setIds[note.deckId] = setId
-                orderedSetIds.append(setId)
+                // Two decks of one name are one set.
+                if seenSetIds.insert(setId).inserted { orderedSetIds.append(setId) }
             }
             let cardId = derivedID(changes.user, "anki-note", note.guid)
             let card: Flashcard
@@ -325,6 +327,10 @@ struct AnkiPackageReader {
             guard (Self.earliestReviewMs...latest).contains(id) else { throw invalid("review \(id) is dated outside 2006…now") }
             guard time >= 0 else { throw invalid("review \(id) took a negative time") }
             let rating: ReviewRating = [.again, .hard, .good, .easy][Int(ease) - 1]
+            // One card's history must fit one scheduler call.
+            guard history[card, default: []].count < SchedulerLimits.reviewsPerCall else {
+                throw invalid("card \(card) has more than \(SchedulerLimits.reviewsPerCall) reviews")
+            }
             history[card, default: []].append(ReviewImportEntry(
                 rating: rating, reviewedAt: Date(unixMilliseconds: id), durationSeconds: Double(min(time, 3_600_000)) / 1000))
         }
