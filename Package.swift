@@ -226,6 +226,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                // Anki packages (.apkg) are zips.
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Services/store/StoreCore"
         ),

@@ -321,3 +321,112 @@ public struct ReviewCount: Codable, Sendable, Equatable {
     public var reviews: Int
     public init(reviews: Int) { self.reviews = reviews }
 }
+
+// MARK: Review history (store's `.apkg` export and import)
+
+/// `review.history`: cards' review state with their review log.
+public struct ReviewHistoryRequest: Codable, Sendable, Equatable {
+    /// 1..1000 card ids; cards without review state are left out of the response.
+    public var cardIds: [String]
+    public init(cardIds: [String]) { self.cardIds = cardIds }
+}
+
+/// One review of a card's log, with the scheduling it led to.
+public struct ReviewHistoryEntry: Codable, Sendable, Equatable {
+    public var rating: ReviewRating
+    public var reviewedAt: Date
+    public var durationSeconds: Double?
+    /// Where the card was when it was reviewed: `learning` (never recalled yet), `review`, or
+    /// `relearning` (forgotten since its last recall), under the card's active algorithm.
+    public var phase: FSRSPhase
+    /// Days from this review to the due date it set (fractional for learning steps).
+    public var intervalDays: Double
+    /// The interval the card had before this review (0 before its first).
+    public var previousIntervalDays: Double
+    /// The SM-2 ease factor after this review.
+    public var easeFactor: Double
+    public init(rating: ReviewRating, reviewedAt: Date, durationSeconds: Double?, phase: FSRSPhase, intervalDays: Double,
+                previousIntervalDays: Double, easeFactor: Double) {
+        self.rating = rating
+        self.reviewedAt = reviewedAt
+        self.durationSeconds = durationSeconds
+        self.phase = phase
+        self.intervalDays = intervalDays
+        self.previousIntervalDays = previousIntervalDays
+        self.easeFactor = easeFactor
+    }
+}
+
+/// A card's state and its reviews, oldest first.
+public struct CardHistory: Codable, Sendable, Equatable {
+    public var card: CardState
+    public var reviews: [ReviewHistoryEntry]
+    public init(card: CardState, reviews: [ReviewHistoryEntry]) {
+        self.card = card
+        self.reviews = reviews
+    }
+}
+
+/// `review.history` response.
+public struct ReviewHistoryResponse: Codable, Sendable, Equatable {
+    /// In the order asked, without cards that have no review state.
+    public var cards: [CardHistory]
+    public init(cards: [CardHistory]) { self.cards = cards }
+}
+
+/// One review to replay.
+public struct ReviewImportEntry: Codable, Sendable, Equatable {
+    public var rating: ReviewRating
+    /// Not in the future; a card's reviews in time order.
+    public var reviewedAt: Date
+    /// 0..3600 seconds.
+    public var durationSeconds: Double?
+    public init(rating: ReviewRating, reviewedAt: Date, durationSeconds: Double? = nil) {
+        self.rating = rating
+        self.reviewedAt = reviewedAt
+        self.durationSeconds = durationSeconds
+    }
+}
+
+/// A card and the reviews it had elsewhere.
+public struct ReviewImportCard: Codable, Sendable, Equatable {
+    public var cardId: String
+    public var setId: String?
+    public var subjectId: String?
+    /// Oldest first; at most ``SchedulerLimits/reviewsPerCall`` over the request.
+    public var reviews: [ReviewImportEntry]
+    public init(cardId: String, setId: String? = nil, subjectId: String? = nil, reviews: [ReviewImportEntry]) {
+        self.cardId = cardId
+        self.setId = setId
+        self.subjectId = subjectId
+        self.reviews = reviews
+    }
+}
+
+/// `review.import`.
+public struct ReviewImportRequest: Codable, Sendable, Equatable {
+    /// 1..1000 cards.
+    public var cards: [ReviewImportCard]
+    public init(cards: [ReviewImportCard]) { self.cards = cards }
+}
+
+/// `review.import` response.
+public struct ReviewImportResponse: Codable, Sendable, Equatable {
+    /// Cards whose reviews were replayed (a card without reviews counts when it was added).
+    public var replayed: Int
+    /// Cards left as they were because they already had reviews (an earlier import, or the
+    /// user studied them since): importing again changes nothing.
+    public var alreadyReviewed: Int
+    public init(replayed: Int, alreadyReviewed: Int) {
+        self.replayed = replayed
+        self.alreadyReviewed = alreadyReviewed
+    }
+}
+
+/// Bounds of the scheduler's service methods.
+public enum SchedulerLimits {
+    /// Cards per `review.history` and `review.import`.
+    public static let cardsPerCall = 1000
+    /// Reviews per `review.history` response and per `review.import` request.
+    public static let reviewsPerCall = 50_000
+}

@@ -54,6 +54,14 @@ public struct SchedulerContract: ServiceContract {
     /// How many reviews the user recorded in a time range (store's `progress.today`).
     public let reviewCount = Method<ReviewCountRequest, ReviewCount>(
         Self.self, "review.count", "How many reviews the user recorded from 'from' until 'to' (at most 400 days).", audience: .service)
+    /// Cards' review state with their review log (store's `.apkg` export).
+    public let reviewHistory = Method<ReviewHistoryRequest, ReviewHistoryResponse>(
+        Self.self, "review.history", "Up to 1000 cards' review state with their review log, oldest review first.", audience: .service)
+    /// Replays reviews made elsewhere through the card's algorithm (store's `.apkg` import).
+    public let importReviews = Method<ReviewImportRequest, ReviewImportResponse>(
+        Self.self, "review.import",
+        "Adds up to 1000 cards and replays their earlier reviews through the scheduling algorithm; cards with reviews already are left alone.",
+        audience: .service)
 
     // MARK: Study plans
 

@@ -115,6 +115,10 @@ public enum ExportFormat: String, WireEnum {
     /// `#deck:<name>`, `#tags column:3`; a field with a tab, newline or `"` is quoted with `"`
     /// (inner quotes doubled). Flashcards only.
     case anki
+    /// An Anki package (`application/zip`, always in the attachment frame): `collection.anki2`
+    /// in Anki's schema 11 with one deck, a Basic note per card, each card's review state and
+    /// its review log, and `media` (`{}`). Flashcards only.
+    case apkg
     /// A PDF (`application/pdf`, always in the attachment frame). Flashcards: printable cards,
     /// a grid of 2 × 4 per page, each page of fronts followed by its backs mirrored for
     /// long-edge duplex printing, dashed cut lines. `report`: the study report.
@@ -159,7 +163,8 @@ public struct ExportRequest: Codable, Sendable, Equatable {
 /// the reply's attachment frame and `content` is absent.
 public struct ExportResult: Codable, Sendable, Equatable {
     public var format: ExportFormat
-    /// `application/json`, `text/csv` or `text/plain`, with `; charset=utf-8`; `application/pdf`.
+    /// `application/json`, `text/csv` or `text/plain`, with `; charset=utf-8`; `application/zip`;
+    /// `application/pdf`.
     public var contentType: String
     /// A suggested file name, e.g. `flashcards.csv`, `report.pdf`.
     public var fileName: String
@@ -175,6 +180,39 @@ public struct ExportResult: Codable, Sendable, Equatable {
         self.byteCount = byteCount
         self.content = content
         self.inAttachment = inAttachment
+    }
+}
+
+// MARK: - Anki package import
+
+/// `flashcards.importApkg`: the `.apkg` file is the request's attachment frame.
+public struct ApkgImportRequest: Codable, Sendable, Equatable {
+    /// The file's name, for messages (optional, at most 255 characters).
+    public var fileName: String?
+    public init(fileName: String? = nil) { self.fileName = fileName }
+}
+
+/// `flashcards.importApkg` response.
+public struct ApkgImportResult: Codable, Sendable, Equatable {
+    /// The sets the package's decks became (a deck's set is found again by its name on a later import).
+    public var setIds: [String]
+    /// Notes in the package.
+    public var notes: Int
+    /// Flashcards written now.
+    public var created: Int
+    /// Flashcards an earlier import of the same notes (Anki's note guid) had written already.
+    public var alreadyImported: Int
+    /// Notes without a front once their HTML was stripped, left out.
+    public var skipped: Int
+    /// Reviews handed to the scheduler to replay (for cards it had not replayed before).
+    public var reviews: Int
+    public init(setIds: [String], notes: Int, created: Int, alreadyImported: Int, skipped: Int, reviews: Int) {
+        self.setIds = setIds
+        self.notes = notes
+        self.created = created
+        self.alreadyImported = alreadyImported
+        self.skipped = skipped
+        self.reviews = reviews
     }
 }
 

@@ -110,7 +110,8 @@ public struct StoreContract: ServiceContract {
 
     // MARK: Search, export, sync
     public let search = Method<SearchRequest, SearchResponse>(Self.self, "search", "Full-text search over chunks, flashcards and notes: bm25 ranking, highlighted snippets; by kind and subject.", audience: .app)
-    public let export = Method<ExportRequest, ExportResult>(Self.self, "export", "Flashcards as JSON, CSV, Anki text or printable PDF; study sessions as JSON or CSV; a PDF study report. Large files in the attachment frame.", audience: .app)
+    public let export = Method<ExportRequest, ExportResult>(Self.self, "export", "Flashcards as JSON, CSV, Anki text, an Anki package with review state or printable PDF; study sessions as JSON or CSV; a PDF study report. Large files in the attachment frame.", audience: .app)
+    public let importApkg = Method<ApkgImportRequest, ApkgImportResult>(Self.self, "flashcards.importApkg", "Import an Anki package (the attachment): notes become flashcards, decks sets, review history the scheduler's state. Retry-safe.", audience: .app)
     public let syncPush = Method<SyncPushRequest, SyncPushResponse>(Self.self, "sync.push", "Apply a device's changes last-write-wins (ties: delete, then greater deviceId), with tombstones.", audience: .app)
     public let syncPull = Method<SyncPullRequest, SyncPullResponse>(Self.self, "sync.pull", "Changes since a cursor, records in their latest state and tombstones.", audience: .app)
 

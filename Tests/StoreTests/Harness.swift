@@ -34,14 +34,15 @@ struct StoreWorld {
     ///   - pdfMaximumPages: `STORE_PDF_MAX_PAGES`.
     static func start(
         directory: URL? = nil, clock: ManualWallClock = ManualWallClock(StoreWorld.start), maxMessageBytes: Int64 = 64 << 20,
-        pdfMaximumPages: Int = 500
+        pdfMaximumPages: Int = 500, apkgLimits: ApkgLimits = ApkgLimits()
     ) async throws -> StoreWorld {
         let (broker, endpoints) = try await startBroker(maxMessageBytes: maxMessageBytes)
         let directory = try directory ?? temporaryDirectory()
         var storeBus = busConfiguration(endpoints, source: "store")
         storeBus.maxMessageBytes = maxMessageBytes
         let store = try StoreService(context: ServiceContext(
-            configuration: StoreConfiguration(databaseURL: directory.appending(path: "store.sqlite"), clock: clock, pdfMaximumPages: pdfMaximumPages),
+            configuration: StoreConfiguration(
+                databaseURL: directory.appending(path: "store.sqlite"), clock: clock, pdfMaximumPages: pdfMaximumPages, apkgLimits: apkgLimits),
             logger: testLogger("store"), busConfiguration: storeBus))
         let tasks = store.services.map { service in Task { try await service.run() } }
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))

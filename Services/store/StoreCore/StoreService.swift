@@ -26,10 +26,12 @@ public struct StoreConfiguration: ServiceConfiguration {
     /// The most pages one PDF export may have: `export` answers RESOURCE_EXHAUSTED past it
     /// (`STORE_PDF_MAX_PAGES`, default 500: 2000 flashcards).
     public var pdfMaximumPages: Int
+    /// Bounds of Anki package import and export (`STORE_APKG_*`).
+    public var apkgLimits: ApkgLimits
 
     public init(
         databaseURL: URL, clock: any WallClock = SystemWallClock(), credit: Int = 64, outboxRetention: Duration = .seconds(30 * 86_400),
-        syncFutureSkew: Duration = .seconds(300), pdfMaximumPages: Int = 500
+        syncFutureSkew: Duration = .seconds(300), pdfMaximumPages: Int = 500, apkgLimits: ApkgLimits = ApkgLimits()
     ) {
         self.databaseURL = databaseURL
         self.clock = clock
@@ -37,10 +39,12 @@ public struct StoreConfiguration: ServiceConfiguration {
         self.outboxRetention = outboxRetention
         self.syncFutureSkew = syncFutureSkew
         self.pdfMaximumPages = pdfMaximumPages
+        self.apkgLimits = apkgLimits
     }
 
     /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024), `OUTBOX_RETENTION_DAYS` (1…3650),
-    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400) and `STORE_PDF_MAX_PAGES` (2…10000).
+    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400), `STORE_PDF_MAX_PAGES` (2…10000) and the
+    /// `STORE_APKG_*` limits (``ApkgLimits``).
     /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
     public init(environment: Environment) throws(BusError) {
         self.init(
@@ -48,7 +52,45 @@ public struct StoreConfiguration: ServiceConfiguration {
             credit: try environment.int("STORE_CREDIT", default: 64, in: 1...1024),
             outboxRetention: .seconds(86_400 * (try environment.int("OUTBOX_RETENTION_DAYS", default: 30, in: 1...3650))),
             syncFutureSkew: .seconds(try environment.int("STORE_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400)),
-            pdfMaximumPages: try environment.int("STORE_PDF_MAX_PAGES", default: 500, in: 2...10_000))
+            pdfMaximumPages: try environment.int("STORE_PDF_MAX_PAGES", default: 500, in: 2...10_000),
+            apkgLimits: try ApkgLimits(environment: environment))
+    }
+}
+
+/// What an Anki package may hold. An import is refused whole (`INVALID_ARGUMENT`) beyond any of
+/// them, before anything is written; an export beyond `exportCards` is `RESOURCE_EXHAUSTED`.
+public struct ApkgLimits: Sendable {
+    /// The package's bytes (`STORE_APKG_MAX_MB`, default 50, 1…60: a request frame is at most 64 MiB).
+    public var packageBytes: Int
+    /// Entries in the zip, media files included (`STORE_APKG_MAX_ENTRIES`, default 10000).
+    public var entries: Int
+    /// The collection's bytes once inflated (`STORE_APKG_MAX_INFLATED_MB`, default 256).
+    public var inflatedBytes: Int
+    /// Notes, hence flashcards (`STORE_APKG_MAX_NOTES`, default 20000).
+    public var notes: Int
+    /// Review log rows (`STORE_APKG_MAX_REVIEWS`, default 200000).
+    public var reviews: Int
+    /// Cards per `export` as apkg (`STORE_APKG_EXPORT_MAX_CARDS`, default 20000).
+    public var exportCards: Int
+
+    public init(packageBytes: Int = 50 << 20, entries: Int = 10_000, inflatedBytes: Int = 256 << 20, notes: Int = 20_000,
+                reviews: Int = 200_000, exportCards: Int = 20_000) {
+        self.packageBytes = packageBytes
+        self.entries = entries
+        self.inflatedBytes = inflatedBytes
+        self.notes = notes
+        self.reviews = reviews
+        self.exportCards = exportCards
+    }
+
+    init(environment: Environment) throws(BusError) {
+        self.init(
+            packageBytes: try environment.int("STORE_APKG_MAX_MB", default: 50, in: 1...60) << 20,
+            entries: try environment.int("STORE_APKG_MAX_ENTRIES", default: 10_000, in: 1...1_000_000),
+            inflatedBytes: try environment.int("STORE_APKG_MAX_INFLATED_MB", default: 256, in: 1...4096) << 20,
+            notes: try environment.int("STORE_APKG_MAX_NOTES", default: 20_000, in: 1...1_000_000),
+            reviews: try environment.int("STORE_APKG_MAX_REVIEWS", default: 200_000, in: 0...10_000_000),
+            exportCards: try environment.int("STORE_APKG_EXPORT_MAX_CARDS", default: 20_000, in: 1...1_000_000))
     }
 }
 
@@ -64,6 +106,7 @@ public final class StoreService: StudyBusService {
     let clock: any WallClock
     let syncFutureSkew: Duration
     let pdfMaximumPages: Int
+    let apkgLimits: ApkgLimits
 
     /// Opens (and migrates) the database and registers every method.
     /// - Throws: `FAILED_PRECONDITION` when the database cannot be opened or migrated.
@@ -87,6 +130,7 @@ public final class StoreService: StudyBusService {
         clock = configuration.clock
         syncFutureSkew = configuration.syncFutureSkew
         pdfMaximumPages = configuration.pdfMaximumPages
+        apkgLimits = configuration.apkgLimits
 
         let handlers = owner.host.handlers(for: self)
         RecordMethods.register(handlers)

@@ -86,11 +86,25 @@ enum ReviewBook {
         }
         if let duration = request.durationSeconds { try Field.seconds(duration, "durationSeconds", maximum: 3600) }
         let (_, retention, fuzzing, zone) = try UserSettings.effective(db, user: user, setId: card.setId, now: now)
+        try apply(request.rating, at: reviewedAt, durationSeconds: request.durationSeconds, to: &card, db, nowMs: nowMs,
+                  fsrs: FSRS(desiredRetention: retention), fuzz: fuzzing ? Double.random(in: 0..<1) : nil, zone: zone, tally: tally)
+
+        let intervalDays = Double(card.dueAt - reviewedAt) / 86_400_000
+        return ReviewResult(card: card.state(nowMs: nowMs), nextDueAt: Date(unixMilliseconds: card.dueAt), intervalDays: intervalDays,
+                            message: Messages.afterReview(request.rating, intervalDays: intervalDays))
+    }
+
+    /// Applies one review to `card`: both algorithms' memories and the log row (with the earlier
+    /// state, for undo), saved in the caller's transaction; the study day and set counts go to
+    /// `tally`. `review.record` and `review.import` both schedule through here.
+    static func apply(
+        _ rating: ReviewRating, at reviewedAt: Int64, durationSeconds: Double?, to card: inout CardRecord, _ db: Database, nowMs: Int64,
+        fsrs: FSRS, fuzz: Double?, zone: Zone, tally: StudyTally
+    ) throws {
         let previous = card.progress
-        let rating = request.rating
         var next = previous
         next.sm2 = SM2.review(previous.sm2, quality: SM2.quality(rating), at: reviewedAt)
-        next.fsrs = FSRS(desiredRetention: retention).review(previous.fsrs, rating: rating, at: reviewedAt, fuzz: fuzzing ? Double.random(in: 0..<1) : nil)
+        next.fsrs = fsrs.review(previous.fsrs, rating: rating, at: reviewedAt, fuzz: fuzz)
         let wasRecalled = previous.sm2.repetitions > 0 || previous.fsrs.phase == .review
         if rating == .again && wasRecalled { next.lapses += 1 }
         next.reviewCount += 1
@@ -101,16 +115,12 @@ enum ReviewBook {
         try db.cachedStatement(sql: """
             INSERT INTO review_log (user_id, card_id, set_id, rating, reviewed_at, local_date, duration_seconds, previous, created_at)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """).execute(arguments: [user, cardId, card.setId, rating.rawValue, reviewedAt, localDate, request.durationSeconds,
+            """).execute(arguments: [card.userId, card.cardId, card.setId, rating.rawValue, reviewedAt, localDate, durationSeconds,
                              previous.snapshot, nowMs])
         next.lastLogId = db.lastInsertedRowID
         card.progress = next
         try card.saveProgress(db)
-        tally.count(user: user, setId: card.setId, localDate: localDate, recalled: rating != .again, change: 1)
-
-        let intervalDays = Double(card.dueAt - reviewedAt) / 86_400_000
-        return ReviewResult(card: card.state(nowMs: nowMs), nextDueAt: Date(unixMilliseconds: card.dueAt), intervalDays: intervalDays,
-                            message: Messages.afterReview(rating, intervalDays: intervalDays))
+        tally.count(user: card.userId, setId: card.setId, localDate: localDate, recalled: rating != .again, change: 1)
     }
 
     /// Restores the card's state from before its last review and forgets that review.

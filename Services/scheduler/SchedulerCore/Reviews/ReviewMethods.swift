@@ -38,6 +38,14 @@ enum ReviewMethods {
         handlers.handle(Scheduler.reviewCount) { scheduler, request, context in
             try await scheduler.read(context) { db, user, _ in try ReviewBook.count(request, db, user: user) }
         }
+        handlers.handle(Scheduler.reviewHistory) { scheduler, request, context in
+            try await scheduler.read(context) { db, user, now in try ReviewBook.history(request, db, user: user, now: now) }
+        }
+        handlers.handle(Scheduler.importReviews) { scheduler, request, context in
+            try await scheduler.writeAffectingReminders(context, request) { [tally = scheduler.studyTally] db, user, now in
+                try ReviewBook.importReviews(request, db, user: user, now: now, tally: tally)
+            }
+        }
         handlers.handle(Scheduler.setStatistics) { scheduler, request, context in
             try await scheduler.read(context) { db, user, now in try ReviewBook.setStatistics(setId: request.setId, db, user: user, now: now) }
         }

@@ -4,14 +4,18 @@ import Foundation
 import GRDB
 import Wire
 
-/// `export`: flashcards as JSON, CSV, Anki text or PDF; study sessions as JSON or CSV; the study
-/// report as PDF (``PDFExport``).
+/// `export`: flashcards as JSON, CSV, Anki text, an Anki package or PDF; study sessions as JSON
+/// or CSV; the study report as PDF (``PDFExport``). `flashcards.importApkg`: an Anki package's
+/// notes and review history.
 enum ExportMethods {
     static func register(_ handlers: Handlers<StoreService>) {
         handlers.handle(Store.export, withAttachment: { store, request, context in
             if request.format == .pdf { return try await PDFExport.run(request, store, context) }
+            // A package holds the scheduler's review state, asked for outside the read.
+            if request.format == .apkg { return try await ApkgExport.run(request, store, context) }
             return try await store.read(context) { db, user in try run(request, db, user: user) }
         })
+        handlers.handle(Store.importApkg) { store, request, context in try await ApkgImport.run(request, store, context) }
     }
 
     static func run(_ request: ExportRequest, _ db: Database, user: String) throws -> (ExportResult, Data?) {
@@ -25,7 +29,7 @@ enum ExportMethods {
             case .json: text = try json(cards)
             case .csv: text = csv(cards)
             case .anki: text = anki(cards, deck: try deckName(request, changes))
-            case .pdf: throw pdfElsewhere
+            case .pdf, .apkg: throw madeElsewhere
             }
         case .studySessions:
             var sql = "SELECT * FROM study_session WHERE user_id = ?"
@@ -41,7 +45,7 @@ enum ExportMethods {
             case .json: text = try json(sessions)
             case .csv: text = csv(sessions)
             case .anki: throw BusError.invalidArgument("field 'format': anki exports flashcards only; study sessions export as json or csv")
-            case .pdf: throw pdfElsewhere
+            case .pdf, .apkg: throw madeElsewhere
             }
         case .report:
             throw BusError.invalidArgument("field 'format': the study report is a pdf")
@@ -51,7 +55,7 @@ enum ExportMethods {
         case .json: ("application/json; charset=utf-8", "json")
         case .csv: ("text/csv; charset=utf-8", "csv")
         case .anki: ("text/plain; charset=utf-8", "txt")
-        case .pdf: throw pdfElsewhere
+        case .pdf, .apkg: throw madeElsewhere
         }
         let inline = data.count <= StoreLimits.inlineExportBytes
         let result = ExportResult(
@@ -60,10 +64,11 @@ enum ExportMethods {
         return (result, inline ? nil : data)
     }
 
-    /// `register` hands PDF exports to ``PDFExport``, which draws them off the cooperative pool.
-    private static let pdfElsewhere = BusError.internal("a PDF export is made by PDFExport")
+    /// `register` hands PDF exports to ``PDFExport``, which draws them off the cooperative pool,
+    /// and Anki packages to ``ApkgExport``, which asks the scheduler for review state.
+    private static let madeElsewhere = BusError.internal("PDF and apkg exports are made by PDFExport and ApkgExport")
 
-    private static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
+    static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
         let (condition, arguments) = try flashcardFilter(request)
         return try changes.all(Flashcard.self, where: condition, arguments)
     }
@@ -81,7 +86,7 @@ enum ExportMethods {
         return (conditions.joined(separator: " AND "), arguments)
     }
 
-    private static func deckName(_ request: ExportRequest, _ changes: Changes) throws -> String {
+    static func deckName(_ request: ExportRequest, _ changes: Changes) throws -> String {
         var name = request.deckName
         if name == nil, let setId = request.setId { name = try changes.find(FlashcardSet.self, setId)?.name }
         let deck = (name ?? "StudyBus").components(separatedBy: .newlines).joined(separator: " ")
