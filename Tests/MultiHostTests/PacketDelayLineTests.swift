@@ -27,7 +27,12 @@ struct PacketDelayLineTests {
             defer { close(receiver) }
             try bind(receiver, address: echo, port: 40_000)
             let sending = SendingFlag()
-            let receiving = Task { await offThePool { receive(on: receiver, whileSending: sending) } }
+            let delayLine = links.delayLine
+            let receiving = Task {
+                await offThePool {
+                    receive(on: receiver, whileSending: sending) { delayLine.total.passed + delayLine.total.dropped >= Self.datagrams }
+                }
+            }
             try await offThePool {
                 defer { sending.finished.withLock { $0 = true } }
                 try send(Self.datagrams, to: echo, port: 40_000)
@@ -99,9 +104,10 @@ private final class SendingFlag: Sendable {
     let finished = Mutex(false)
 }
 
-/// What arrives on `receiver` until the sender is done and nothing has arrived for a second
-/// (a sender starved of CPU for a second on the loaded machine must not end the count early).
-private func receive(on receiver: Int32, whileSending sending: SendingFlag) -> [Arrival] {
+/// What arrives on `receiver` until the sender is done, the delay line has let go of or dropped
+/// every datagram (`released`), and nothing has arrived for a second: neither a sender nor a delay
+/// line starved of CPU on the loaded machine may end the count early.
+private func receive(on receiver: Int32, whileSending sending: SendingFlag, released: () -> Bool) -> [Arrival] {
     var timeout = timeval(tv_sec: 1, tv_usec: 0)
     setsockopt(receiver, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     // Room for every datagram at once (each takes about 1 KiB of buffer), so a receiver starved of
@@ -111,9 +117,9 @@ private func receive(on receiver: Int32, whileSending sending: SendingFlag) -> [
     var arrivals: [Arrival] = []
     var datagram: [UInt64] = [0, 0]
     while true {
-        let senderWasDone = sending.finished.withLock { $0 }
+        let allSent = sending.finished.withLock { $0 } && released()
         guard datagram.withUnsafeMutableBytes({ recv(receiver, $0.baseAddress, $0.count, 0) }) == 16 else {
-            if senderWasDone { return arrivals }
+            if allSent { return arrivals }
             continue
         }
         let now = monotonicNanoseconds()
