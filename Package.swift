@@ -77,6 +77,8 @@ let package = Package(
         // execve: posix_spawn cannot): ingest's extraction tools, ai-gateway's ffmpeg.
         .target(name: "CToolSpawn", path: "Shared/CToolSpawn"),
         .target(name: "ToolProcess", dependencies: ["CToolSpawn", "Threads"], path: "Shared/ToolProcess"),
+        // One entry of a zip from outside, inflated from its own bytes only (ingest, store).
+        .target(name: "ZipEntries", dependencies: [.product(name: "ZIPFoundation", package: "ZIPFoundation")], path: "Shared/ZipEntries"),
         // The git commit stamped at build (BuildInfo in Bus).
         .target(name: "CBuildInfo", path: "Shared/CBuildInfo"),
         .target(
@@ -227,7 +229,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 // Anki packages (.apkg) are zips.
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "ZipEntries", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Services/store/StoreCore"
         ),
@@ -260,7 +262,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                "ZipEntries", .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ],
             path: "Services/ingest/IngestCore"
         ),

@@ -3,6 +3,7 @@ import Foundation
 import FoundationXML
 import Wire
 import ZIPFoundation
+import ZipEntries
 
 /// A document that is a zip of parts (DOCX, ODT, EPUB, PPTX), read within the job's
 /// ``ExtractionBudget``: every byte inflated is taken from it (so all parts together stay within
@@ -14,7 +15,7 @@ import ZIPFoundation
 ///
 /// ZIPFoundation reads the archive's directory from the scratch file (its in-memory archive traps
 /// on a directory that seeks past the end); each part is inflated from the file's bytes by
-/// ``inflate(_:path:)``, never by ZIPFoundation's extraction.
+/// ``ZipEntryBytes/inflate(_:path:in:consume:)``, never by ZIPFoundation's extraction.
 struct ZipPackage {
     /// How messages name a kind of document.
     struct Kind: Sendable {
@@ -99,7 +100,7 @@ struct ZipPackage {
 
     /// Why unpacking stopped.
     private enum Refusal: Error {
-        case tooLarge, ratio, parserLimit, cancelled, truncated
+        case tooLarge, ratio, parserLimit, cancelled
     }
 
     /// The bytes of the zip entry at `path`, if there is one, taken from the budget. `xml`: the
@@ -125,7 +126,7 @@ struct ZipPackage {
         var content = Data()
         let budget = budget
         do {
-            try inflate(entry, path: path) { chunk in
+            try ZipEntryBytes.inflate(entry, path: path, in: bytes) { chunk in
                 if budget.isCancelled { throw Refusal.cancelled }
                 guard content.count + chunk.count <= maximum else { throw Refusal.ratio }
                 guard content.count + chunk.count <= Self.maximumXMLBytes else { throw Refusal.parserLimit }
@@ -140,7 +141,7 @@ struct ZipPackage {
             throw parserLimit
         } catch Refusal.cancelled {
             throw .cancelled("the job was cancelled")
-        } catch Refusal.truncated {
+        } catch is ZipEntryBytes.Damaged {
             throw damaged("the part \(path) ends before its compressed data does")
         } catch {
             throw damaged("the part \(path) is damaged")
@@ -149,50 +150,6 @@ struct ZipPackage {
             throw damaged("its part \(path) \(problem)")
         }
         return content
-    }
-
-    /// Inflates `entry` (at `path`) from the archive's bytes, checking its CRC-32. ZIPFoundation's
-    /// own extraction reads past the entry's data and, at the end of the file, loops forever on a
-    /// deflate stream that never ends; here the input is the entry's compressed bytes only, and
-    /// running out of them is an error.
-    private func inflate(_ entry: Entry, path: String, consume: (Data) throws -> Void) throws {
-        guard let start = Self.localDataOffset(of: path, in: bytes), let size = Int(exactly: entry.compressedSize),
-              size <= bytes.count - start else { throw Refusal.truncated }
-        let input = bytes[start..<(start + size)]
-        guard entry.isCompressed else {
-            let stored = Data(input)
-            guard stored.crc32(checksum: 0) == entry.checksum else { throw Refusal.truncated }
-            try consume(stored)
-            return
-        }
-        var offset = input.startIndex
-        let checksum = try Data.decompress(
-            size: Int64(size), bufferSize: 64 * 1024, skipCRC32: false,
-            provider: { _, chunkSize in
-                guard offset < input.endIndex else { throw Refusal.truncated }
-                let end = min(offset + chunkSize, input.endIndex)
-                defer { offset = end }
-                return Data(input[offset..<end])
-            }, consumer: consume)
-        guard checksum == entry.checksum else { throw Refusal.truncated }
-    }
-
-    /// Where the data of the local file header named `path` starts: the header's 30 bytes, the
-    /// name and the extra field after the first `PK\u{3}\u{4}` header with that name.
-    private static func localDataOffset(of path: String, in bytes: [UInt8]) -> Int? {
-        let name = Array(path.utf8)
-        var index = 0
-        while index + 30 + name.count <= bytes.count {
-            if bytes[index] == 0x50, bytes[index + 1] == 0x4B, bytes[index + 2] == 0x03, bytes[index + 3] == 0x04 {
-                let nameLength = Int(bytes[index + 26]) | Int(bytes[index + 27]) << 8
-                let extraLength = Int(bytes[index + 28]) | Int(bytes[index + 29]) << 8
-                if nameLength == name.count, bytes[(index + 30)..<(index + 30 + nameLength)].elementsEqual(name) {
-                    return index + 30 + nameLength + extraLength
-                }
-            }
-            index += 1
-        }
-        return nil
     }
 }
 

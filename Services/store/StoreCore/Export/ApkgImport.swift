@@ -7,6 +7,7 @@ import ServiceKit
 import Storage
 import Wire
 import ZIPFoundation
+import ZipEntries
 
 /// `flashcards.importApkg`: an Anki package's notes become flashcards (first field the front,
 /// second the back, HTML stripped to text, tags kept), its decks sets, and each note's first
@@ -171,7 +172,7 @@ struct AnkiPackageReader {
     // MARK: The zip
 
     private enum Refusal: Error {
-        case tooLarge, truncated
+        case tooLarge
     }
 
     private func inflateCollection(_ data: Data, zipFile: URL, to destination: URL) throws {
@@ -209,7 +210,7 @@ struct AnkiPackageReader {
         var written = 0
         let maximum = limits.inflatedBytes
         do {
-            try inflate(entry, path: name, in: [UInt8](data)) { chunk in
+            try ZipEntryBytes.inflate(entry, path: name, in: [UInt8](data)) { chunk in
                 written += chunk.count
                 guard written <= maximum else { throw Refusal.tooLarge }
                 try output.write(contentsOf: chunk)
@@ -219,48 +220,6 @@ struct AnkiPackageReader {
         } catch {
             throw invalid("its \(name) is damaged or truncated")
         }
-    }
-
-    /// Inflates `entry` from the archive's bytes, checking its CRC-32: ZIPFoundation's own
-    /// extraction reads past an entry's data and can loop forever on a deflate stream that never
-    /// ends, so here the input is the entry's compressed bytes only.
-    private func inflate(_ entry: Entry, path: String, in bytes: [UInt8], consume: (Data) throws -> Void) throws {
-        guard let start = Self.localDataOffset(of: path, in: bytes), let size = Int(exactly: entry.compressedSize),
-              size <= bytes.count - start else { throw Refusal.truncated }
-        let input = bytes[start..<(start + size)]
-        guard entry.isCompressed else {
-            let stored = Data(input)
-            guard stored.crc32(checksum: 0) == entry.checksum else { throw Refusal.truncated }
-            try consume(stored)
-            return
-        }
-        var offset = input.startIndex
-        let checksum = try Data.decompress(
-            size: Int64(size), bufferSize: 64 * 1024, skipCRC32: false,
-            provider: { _, chunkSize in
-                guard offset < input.endIndex else { throw Refusal.truncated }
-                let end = min(offset + chunkSize, input.endIndex)
-                defer { offset = end }
-                return Data(input[offset..<end])
-            }, consumer: consume)
-        guard checksum == entry.checksum else { throw Refusal.truncated }
-    }
-
-    /// Where the data of the first local file header named `path` starts.
-    private static func localDataOffset(of path: String, in bytes: [UInt8]) -> Int? {
-        let name = Array(path.utf8)
-        var index = 0
-        while index + 30 + name.count <= bytes.count {
-            if bytes[index] == 0x50, bytes[index + 1] == 0x4B, bytes[index + 2] == 0x03, bytes[index + 3] == 0x04 {
-                let nameLength = Int(bytes[index + 26]) | Int(bytes[index + 27]) << 8
-                let extraLength = Int(bytes[index + 28]) | Int(bytes[index + 29]) << 8
-                if nameLength == name.count, bytes[(index + 30)..<(index + 30 + nameLength)].elementsEqual(name) {
-                    return index + 30 + nameLength + extraLength
-                }
-            }
-            index += 1
-        }
-        return nil
     }
 
     // MARK: The collection
