@@ -10,7 +10,7 @@ import Wire
 /// A broker pair on two hosts of their own, timer-ticker (a data owner) on a third, and the test
 /// as the client on a fourth address, every process given both brokers' endpoints and bus
 /// security on: the deployment of docs/operations.md, "A broker pair".
-private struct PairHosts {
+private struct PairHosts: HostWorld {
     let network: VirtualHosts
     let keys: TestKeys
     let client: Bus
@@ -47,20 +47,13 @@ private struct PairHosts {
                     "BUS_KEY": keys.secretPath("timer-ticker"), "DATA_DIR": "\(logs)/timer-ticker", "TIMER_MAX_ACTIVE": "100000",
                 ]) { $1 },
                 logFile: "\(logs)/timer-ticker.log")
-            var configuration = BusConfiguration(source: "pair-test")
-            configuration.rpcEndpoint = endpoints["BUS_RPC"]!
-            configuration.pubEndpoint = endpoints["BUS_PUB"]!
-            configuration.subEndpoint = endpoints["BUS_SUB"]!
-            configuration.heartbeatInterval = .milliseconds(heartbeatMs)
-            configuration.reconnectMaximumDelay = .milliseconds(500)
-            configuration.security = clientSecurity
-            let client = try Bus(configuration: configuration, logger: testLogger("client"))
+            let client = try hostClient(source: "pair-test", endpoints: endpoints, heartbeatMs: heartbeatMs, security: clientSecurity)
             let hosts = PairHosts(network: network, keys: keys, client: client, logs: logs, brokers: brokers)
             // Registered with each broker, seen through a client of that broker alone.
             for host in brokerHosts {
-                var single = configuration
-                single.rpcEndpoint = "tcp://\(network.address(host)):5555"
-                let direct = try Bus(configuration: single, logger: testLogger(host))
+                let direct = try hostClient(
+                    source: "pair-test", endpoints: endpoints.merging(["BUS_RPC": "tcp://\(network.address(host)):5555"]) { $1 },
+                    heartbeatMs: heartbeatMs, security: clientSecurity)
                 try await eventually("timer-ticker serving through \(host)", timeout: .seconds(60)) {
                     (try? await direct.call(TimerTicker.listTimers, ListTimersRequest(), options: CallOptions(user: "u1", timeout: .seconds(1)))) != nil
                 }
@@ -81,16 +74,6 @@ private struct PairHosts {
         if vanishing { try network.cut("broker-a") }
         brokers["broker-a"]!.send(SIGKILL)
         _ = await brokers["broker-a"]!.waitForExit()
-    }
-
-    func stop() async {
-        await client.shutdown()
-        network.remove()
-        keys.remove()
-    }
-
-    static func run(_ body: (PairHosts) async throws -> Void) async throws {
-        try await running(try await start(), stop: { await $0.stop() }, body)
     }
 }
 

@@ -8,7 +8,7 @@ import Wire
 
 /// The whole system over four hosts, the test as the app on a fifth address: the broker; store;
 /// scheduler and timer-ticker; ingest, ai-gateway and notifier. All with bus security on.
-private struct FlowHosts {
+private struct FlowHosts: HostWorld {
     let network: VirtualHosts
     let keys: TestKeys
     let client: Bus
@@ -46,16 +46,8 @@ private struct FlowHosts {
                     environment: common.merging(["BUS_KEY": keys.secretPath(service), "DATA_DIR": "\(keys.directory)/\(service)"]) { $1 },
                     logFile: "\(keys.directory)/\(service).log")
             }
-            var configuration = BusConfiguration(source: "delayed-links-test")
-            configuration.rpcEndpoint = endpoints["BUS_RPC"]!
-            configuration.pubEndpoint = endpoints["BUS_PUB"]!
-            configuration.subEndpoint = endpoints["BUS_SUB"]!
-            configuration.heartbeatInterval = .milliseconds(heartbeatMs)
-            configuration.reconnectMaximumDelay = .milliseconds(500)
-            configuration.security = try keys.operator("client")
-            let hosts = FlowHosts(
-                network: network, keys: keys, client: try Bus(configuration: configuration, logger: testLogger("client")), logs: keys.directory,
-                processes: processes)
+            let client = try hostClient(source: "delayed-links-test", endpoints: endpoints, heartbeatMs: heartbeatMs, security: try keys.operator("client"))
+            let hosts = FlowHosts(network: network, keys: keys, client: client, logs: keys.directory, processes: processes)
             try await eventually("every service serving across hosts", timeout: .seconds(60)) { await hosts.unserved().isEmpty }
             return hosts
         } catch {
@@ -76,12 +68,6 @@ private struct FlowHosts {
             }
             return await group.reduce(into: []) { unserved, service in if let service { unserved.append(service) } }.sorted()
         }
-    }
-
-    func stop() async {
-        await client.shutdown()
-        network.remove()
-        keys.remove()
     }
 }
 
@@ -161,8 +147,7 @@ struct DelayedLinksTests {
     @Test("the five flows of docs/flows.md complete over links that delay every packet and lose some: no call outlives its deadline, nothing acknowledged is lost or applied twice, consumers catch up, timers fire once; every process serves within 10 s of the heal",
           arguments: faults)
     func fiveFlows(fault: LinkFault) async throws {
-        let hosts = try await FlowHosts.start()
-        try await running(hosts, stop: { await $0.stop() }) { hosts in
+        try await FlowHosts.run { hosts in
             let links = try hosts.network.impairLinks(fault)
             defer { links.heal() }
             let caller = PatientCaller(client: hosts.client)

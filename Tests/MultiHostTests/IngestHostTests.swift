@@ -8,7 +8,7 @@ import Wire
 
 /// Ingest as users scale it: the broker, store and ai-gateway each on a host of their own, and
 /// ingest workers on hosts of theirs, all with bus security on — five hosts on one network.
-private struct IngestHosts {
+private struct IngestHosts: HostWorld {
     let network: VirtualHosts
     let keys: TestKeys
     let client: Bus
@@ -37,8 +37,8 @@ private struct IngestHosts {
                     "BUS_PUB_BIND": endpoints["BUS_PUB"]!, "BUS_SUB_BIND": endpoints["BUS_SUB"]!,
                 ]) { $1 },
                 logFile: "\(keys.directory)/broker.log")
-            let hosts = IngestHosts(network: network, keys: keys, client: try client(endpoints, security: try keys.operator("client")),
-                                    logs: keys.directory, common: common)
+            let client = try hostClient(source: "ingest-host-test", endpoints: endpoints, heartbeatMs: heartbeatMs, security: try keys.operator("client"))
+            let hosts = IngestHosts(network: network, keys: keys, client: client, logs: keys.directory, common: common)
             for service in ["store", "ai-gateway"] {
                 try network.start(
                     on: service, builtProductsDirectory.appending(path: service).path,
@@ -51,17 +51,6 @@ private struct IngestHosts {
             keys.remove()
             throw error
         }
-    }
-
-    private static func client(_ endpoints: [String: String], security: BusSecurity) throws -> Bus {
-        var configuration = BusConfiguration(source: "ingest-host-test")
-        configuration.rpcEndpoint = endpoints["BUS_RPC"]!
-        configuration.pubEndpoint = endpoints["BUS_PUB"]!
-        configuration.subEndpoint = endpoints["BUS_SUB"]!
-        configuration.heartbeatInterval = .milliseconds(heartbeatMs)
-        configuration.reconnectMaximumDelay = .milliseconds(500)
-        configuration.security = security
-        return try Bus(configuration: configuration, logger: testLogger("client"))
     }
 
     /// Starts an ingest worker on `host`.
@@ -86,16 +75,6 @@ private struct IngestHosts {
 
     func materials(user: String) async throws -> [Material] {
         try await client.call(Store.listMaterials, MaterialList(limit: 100), options: CallOptions(user: user)).items
-    }
-
-    func stop() async {
-        await client.shutdown()
-        network.remove()
-        keys.remove()
-    }
-
-    static func run(_ body: (IngestHosts) async throws -> Void) async throws {
-        try await running(try await start(), stop: { await $0.stop() }, body)
     }
 }
 

@@ -9,7 +9,7 @@ import Wire
 /// The broker on one host, a data owner (timer-ticker) on another, the test as a client on a
 /// third address of the same network, all with bus security on: the topology users run across
 /// hosts, with faults injected between them.
-private struct TwoHosts {
+private struct TwoHosts: HostWorld {
     let network: VirtualHosts
     let keys: TestKeys
     let client: Bus
@@ -39,14 +39,7 @@ private struct TwoHosts {
                 on: "data", builtProductsDirectory.appending(path: "timer-ticker").path,
                 environment: common.merging(endpoints) { $1 }.merging(["BUS_KEY": keys.secretPath("timer-ticker"), "DATA_DIR": "\(logs)/timer-ticker"]) { $1 },
                 logFile: "\(logs)/timer-ticker.log")
-            var configuration = BusConfiguration(source: "partition-test")
-            configuration.rpcEndpoint = endpoints["BUS_RPC"]!
-            configuration.pubEndpoint = endpoints["BUS_PUB"]!
-            configuration.subEndpoint = endpoints["BUS_SUB"]!
-            configuration.heartbeatInterval = .milliseconds(heartbeatMs)
-            configuration.reconnectMaximumDelay = .milliseconds(500)
-            configuration.security = clientSecurity
-            let client = try Bus(configuration: configuration, logger: testLogger("client"))
+            let client = try hostClient(source: "partition-test", endpoints: endpoints, heartbeatMs: heartbeatMs, security: clientSecurity)
             let hosts = TwoHosts(network: network, keys: keys, client: client, logs: logs, brokerEnvironment: brokerEnvironment, brokerProcess: brokerProcess)
             try await eventually("timer-ticker serving across hosts", timeout: .seconds(60)) { await hosts.listTimers(timeout: .seconds(1)) != nil }
             return hosts
@@ -72,17 +65,6 @@ private struct TwoHosts {
         _ = await brokerProcess.waitForExit()
         try network.reboot("broker")
         try network.start(on: "broker", builtProductsDirectory.appending(path: "broker").path, environment: brokerEnvironment, logFile: "\(logs)/broker.log")
-    }
-
-    func stop() async {
-        await client.shutdown()
-        network.remove()
-        keys.remove()
-    }
-
-    /// Starts the hosts, runs `body` and removes every namespace whether `body` succeeds or throws.
-    static func run(_ body: (TwoHosts) async throws -> Void) async throws {
-        try await running(try await start(), stop: { await $0.stop() }, body)
     }
 }
 
