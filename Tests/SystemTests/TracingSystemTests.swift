@@ -29,9 +29,12 @@ extension SystemTests {
             }
 
             let ofTrace = { collector.spans.filter { $0.traceID == traceID } }
-            try await eventually("scheduler's and notifier's consumer spans are exported", timeout: .seconds(45)) {
+            // ingest's request span ends last of its spans, after its materials.put returns: each
+            // process exports on its own schedule, so wait for that one too.
+            try await eventually("ingest's request span and scheduler's and notifier's consumer spans are exported", timeout: .seconds(45)) {
                 let spans = ofTrace()
-                return spans.contains { $0.service == "notifier" && $0.name == "process material.ingested" }
+                return spans.contains { $0.service == "ingest" && $0.name == "ingest/ingest.submit" }
+                    && spans.contains { $0.service == "notifier" && $0.name == "process material.ingested" }
                     && spans.contains { $0.service == "scheduler" && $0.name == "process flashcard.created" }
                     && spans.contains { $0.service == "store" && $0.name == "store/materials.get" }
             }
