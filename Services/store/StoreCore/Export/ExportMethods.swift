@@ -32,14 +32,9 @@ enum ExportMethods {
             case .pdf, .apkg: throw madeElsewhere
             }
         case .studySessions:
-            var sql = "SELECT * FROM study_session WHERE user_id = ?"
-            var arguments: [any DatabaseValueConvertible] = [user]
-            if let subjectId = request.subjectId {
-                try Field.id(subjectId, "subjectId")
-                sql += " AND subject_id = ?"
-                arguments.append(subjectId)
-            }
-            let sessions = try StudySession.fetchAll(db, sql: sql + " ORDER BY started_at, id", arguments: StatementArguments(arguments))
+            let (condition, arguments) = try subjectFilter(request, user: user)
+            let sessions = try StudySession.fetchAll(
+                db, sql: "SELECT * FROM \(StudySession.table) WHERE \(condition) ORDER BY started_at, id", arguments: StatementArguments(arguments))
             count = sessions.count
             switch request.format {
             case .json: text = try json(sessions)
@@ -71,6 +66,13 @@ enum ExportMethods {
     static func flashcards(_ request: ExportRequest, _ changes: Changes) throws -> [Flashcard] {
         let (condition, arguments) = try flashcardFilter(request)
         return try changes.all(Flashcard.self, where: condition, arguments)
+    }
+
+    /// The SQL condition for the user's rows, of the request's subject if it names one (sessions, sets).
+    static func subjectFilter(_ request: ExportRequest, user: String) throws -> (String, [any DatabaseValueConvertible]) {
+        guard let subjectId = request.subjectId else { return ("user_id = ?", [user]) }
+        try Field.id(subjectId, "subjectId")
+        return ("user_id = ? AND subject_id = ?", [user, subjectId])
     }
 
     /// The SQL condition on the flashcard table for the request's set, material and subject.

@@ -170,13 +170,7 @@ enum PDFExport {
     /// The user's sessions (of `subjectId`, if given) oldest first and sets.
     /// - Throws: `RESOURCE_EXHAUSTED` when there are more than fit in `maximumPages` pages.
     private static func reportRows(_ request: ExportRequest, _ db: Database, user: String, maximumPages: Int) throws -> ReportRows {
-        var condition = "user_id = ?"
-        var arguments: [any DatabaseValueConvertible] = [user]
-        if let subjectId = request.subjectId {
-            try Field.id(subjectId, "subjectId")
-            condition += " AND subject_id = ?"
-            arguments.append(subjectId)
-        }
+        let (condition, arguments) = try ExportMethods.subjectFilter(request, user: user)
         let lineLimit = maximumPages * reportLinesPerPage
         let sessions = try StudySession.fetchAll(
             db, sql: "SELECT * FROM \(StudySession.table) WHERE \(condition) ORDER BY started_at, id LIMIT ?",
