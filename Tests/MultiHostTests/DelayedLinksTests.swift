@@ -327,14 +327,6 @@ struct DelayedLinksTests {
         return Date(timeIntervalSince1970: minute + (now - minute < 30 ? 60 : 120))
     }
 
-    static func utc(_ format: String, _ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = format
-        return formatter.string(from: date)
-    }
-
     /// A short study text with definitions ("X is Y"), from which the local provider makes cards.
     static let photosynthesis = """
         # Photosynthesis

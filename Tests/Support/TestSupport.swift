@@ -11,6 +11,16 @@ import Wire
 // configurations pointing at it, waiting on a condition with a deadline, collecting events.
 
 /// Test loggers print nothing unless STUDYBUS_TEST_LOGS is set.
+/// `date` written in UTC with a `DateFormatter` pattern (`HH:mm`, `yyyy-MM-dd`), as the flows
+/// write reminder times and check-in days.
+public func utc(_ format: String, _ date: Date) -> String {
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "UTC")
+    formatter.dateFormat = format
+    return formatter.string(from: date)
+}
+
 public func testLogger(_ label: String) -> Logger {
     var logger = Logger(label: label) { label -> any LogHandler in
         if ProcessInfo.processInfo.environment["STUDYBUS_TEST_LOGS"] == nil { return SwiftLogNoOpLogHandler() }

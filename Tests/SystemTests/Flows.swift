@@ -119,14 +119,6 @@ enum Flows {
         try await system.call(Notifier.inboxList, InboxListRequest(limit: 50), user: user).items.filter { $0.kind == .reminder }.map { "\($0.title) \($0.body)" }
     }
 
-    static func utc(_ format: String, _ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = format
-        return formatter.string(from: date)
-    }
-
     // MARK: 4. Tutor
 
     /// `chat` with a material as context streams its answer on `ai.stream.<requestId>`; the
