@@ -11,8 +11,9 @@ import Wire
 @Suite("ingest.cancel", .serialized)
 struct CancelTests {
     /// A pdftotext that writes its pid to `pidFile` and sleeps a minute: a job that stays in
-    /// its extracting stage until it is stopped.
-    static func slowTool(pidFile: URL) async throws -> URL {
+    /// its extracting stage until it is stopped. The caller removes both files.
+    static func slowTool() async throws -> (tool: URL, pidFile: URL) {
+        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
         let tool = FileManager.default.temporaryDirectory.appending(path: "slow-tool-\(UUID().uuidString).sh")
         // Written by a shell of its own: a file this process wrote could be held open by a child
         // another test forks at that moment (a web server lives for its whole test), and
@@ -21,7 +22,13 @@ struct CancelTests {
             "-c", "printf '%s\\n' \"$1\" > \"$2\" && chmod 755 \"$2\"", "sh", "#!/bin/sh\necho $$ > \(pidFile.path)\nexec sleep 60", tool.path,
         ])
         #expect(await writer.waitForExit() == 0)
-        return tool
+        return (tool, pidFile)
+    }
+
+    /// The pid the slow tool wrote, once it runs (`what` names the wait).
+    static func runningPID(_ pidFile: URL, _ what: String) async throws -> Int32 {
+        try await eventually(what, timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
+        return try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
     func cancel(_ world: IngestWorld, _ materialId: String, user: String? = "alice") async throws(BusError) -> Material {
@@ -50,15 +57,13 @@ struct CancelTests {
 
     @Test("cancelling a running job kills its tool, fails the material with reason 'cancelled' and stores nothing of it; again is the same")
     func cancelRunning() async throws {
-        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
-        let tool = try await Self.slowTool(pidFile: pidFile)
+        let (tool, pidFile) = try await Self.slowTool()
         defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
         try await withIngest(testIngestConfiguration { $0.tools.pdftotext = tool.path }) { world in
             let pdf = try Fixture.data("lecture.pdf")
             // One caller waits for the job, as the app's upload screen does.
             let waiting = Task { try await world.submit(data: pdf, IngestSubmit(fileName: "lecture.pdf")) }
-            try await eventually("the tool runs", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
-            let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try await Self.runningPID(pidFile, "the tool runs")
             let materialId = try #require(try await world.materials().first?.id)
 
             let started = ContinuousClock.now
@@ -86,13 +91,11 @@ struct CancelTests {
 
     @Test("a cancel handled by another worker reaches the job's worker through ingest.failed: its tool is killed, nothing stored")
     func cancelThroughAnotherWorker() async throws {
-        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
-        let tool = try await Self.slowTool(pidFile: pidFile)
+        let (tool, pidFile) = try await Self.slowTool()
         defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
         try await withIngest(testIngestConfiguration { $0.tools.pdftotext = tool.path }, gateway: nil) { world in
             let submitted = try await world.submit(data: try Fixture.data("lecture.pdf"), IngestSubmit(fileName: "lecture.pdf", wait: false))
-            try await eventually("the tool runs", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
-            let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try await Self.runningPID(pidFile, "the tool runs")
             // What the worker that took the ingest.cancel does: fail the material with reason
             // 'cancelled' in the store; this worker hears of it only through the store's event.
             _ = try await world.store(Store.failMaterial, MaterialFail(id: submitted.materialId, reason: "cancelled"))
@@ -106,8 +109,7 @@ struct CancelTests {
 
     @Test("after a cancel and a retry, the first attempt's late event does not stop the retry, nor its late result write into it")
     func lateCancelOfEarlierAttempt() async throws {
-        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
-        let tool = try await Self.slowTool(pidFile: pidFile)
+        let (tool, pidFile) = try await Self.slowTool()
         defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
         try await withIngest(testIngestConfiguration { $0.tools.pdftotext = tool.path }, gateway: nil) { world in
             let submitted = try await world.submit(data: try Fixture.data("lecture.pdf"), IngestSubmit(fileName: "lecture.pdf", wait: false))
@@ -117,8 +119,7 @@ struct CancelTests {
             try FileManager.default.removeItem(at: pidFile)
             _ = try await world.client.call(
                 Ingest.retry, IngestRetry(materialId: submitted.materialId, wait: false), options: CallOptions(user: "alice"))
-            try await eventually("the retry's tool runs", timeout: .seconds(20)) { FileManager.default.fileExists(atPath: pidFile.path) }
-            let pid = try #require(Int32(String(decoding: try Data(contentsOf: pidFile), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pid = try await Self.runningPID(pidFile, "the retry's tool runs")
             // The first cancel's event, delivered now (what a slow event path does): the
             // retry's job is newer than that failure and goes on.
             let failed = try #require(try await world.storeEvents(Store.ingestFailed).first { $0.materialId == submitted.materialId })
@@ -148,8 +149,7 @@ struct CancelTests {
 
     @Test("cancelling a queued job (the worker busy with another) stops it before it runs; the running one goes on")
     func cancelQueued() async throws {
-        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
-        let tool = try await Self.slowTool(pidFile: pidFile)
+        let (tool, pidFile) = try await Self.slowTool()
         defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
         try await withIngest(testIngestConfiguration {
             $0.tools.pdftotext = tool.path
@@ -191,8 +191,7 @@ struct CancelTests {
 
     @Test("a job's result that arrives after the cancel is refused by the store (materials.put only while processing)")
     func lateResultRefused() async throws {
-        let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
-        let tool = try await Self.slowTool(pidFile: pidFile)
+        let (tool, pidFile) = try await Self.slowTool()
         defer { for url in [tool, pidFile] { try? FileManager.default.removeItem(at: url) } }
         try await withIngest(testIngestConfiguration { $0.tools.pdftotext = tool.path }, gateway: nil) { world in
             let submitted = try await world.submit(data: try Fixture.data("lecture.pdf"), IngestSubmit(fileName: "lecture.pdf", wait: false))
