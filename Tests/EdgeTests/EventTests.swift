@@ -224,7 +224,9 @@ struct ChatStreamTests {
                 "-sN", "-H", "Authorization: Bearer \(try await token("alice"))", "--json",
                 #"{"messages":[{"role":"user","content":"Count."}],"stream":true}"#, world.baseURL.absoluteString + "/v1/ai-gateway/chat",
             ], captureOutput: true)
-            let first = try #require(await curl.readLine())
+            // The first event's line; the hub's keep-alive comment may come before it.
+            var first = try #require(await curl.readLine())
+            while !first.hasPrefix("data: ") { first = try #require(await curl.readLine()) }
             let requestId = try #require(try JSONValue.parse(String(first.dropFirst(6))).objectValue?["requestId"]?.stringValue)
             curl.send(SIGKILL)
             await curl.waitForExit()
