@@ -13,6 +13,10 @@ int studybus_pipe_cloexec(int fds[2]) {
     return pipe2(fds, O_CLOEXEC) == 0 ? 0 : errno;
 }
 
+int studybus_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int low_fd) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, low_fd);
+}
+
 /// Lowers the limit `resource` to `value` soft and `value + extra_hard` hard, never above the
 /// hard limit the parent has (which an unprivileged process cannot raise). Async-signal-safe.
 static int lower_limit(int resource, unsigned long long value, unsigned long long extra_hard) {

@@ -1,4 +1,5 @@
 import BrokerCore
+import CToolSpawn
 import Foundation
 import Glibc
 import ServiceKit
@@ -47,6 +48,10 @@ public final class ChildProcess: Sendable {
                 for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
                 posix_spawn_file_actions_adddup2(&actions, pipeEnds[1], 1)
             }
+            // Nothing else of the test process reaches the child: a server's accepted socket (NIO
+            // does not mark them close-on-exec) held open by a child would keep the server's close
+            // from reaching its client.
+            studybus_spawn_actions_close_from(&actions, 3)
             return withCleanSignalAttributes { attributes in posix_spawn(&pid, executable, &actions, &attributes, argv, envp) }
         }
         if captureOutput { close(pipeEnds[1]) }

@@ -1,6 +1,7 @@
 #ifndef STUDYBUS_CTOOLSPAWN_H
 #define STUDYBUS_CTOOLSPAWN_H
 
+#include <spawn.h>
 #include <sys/types.h>
 
 /// Resource limits of a tool's process; 0 leaves that limit as the parent has it.
@@ -32,5 +33,9 @@ int studybus_spawn_tool(const char *path, char *const argv[], char *const envp[]
 /// pipe2(O_CLOEXEC), which Glibc does not offer Swift: the tool's pipe ends must not leak into
 /// other children started meanwhile.
 int studybus_pipe_cloexec(int fds[2]);
+
+/// posix_spawn_file_actions_addclosefrom_np, which Glibc does not offer Swift: the spawned
+/// process inherits no descriptor from `low_fd` on.
+int studybus_spawn_actions_close_from(posix_spawn_file_actions_t *actions, int low_fd);
 
 #endif
