@@ -34,6 +34,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
         // Traces: spans through the swift-distributed-tracing API (all that the bus, storage and
         // services link), exported over OTLP by swift-otel only when an endpoint is set
         // (docs/operations.md, "Tracing"). swift-otel's traits choose its exporters: OTLPHTTP
@@ -282,6 +283,9 @@ let package = Package(
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
+                .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -294,7 +298,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit",
+                "Bus", "Threads", "Wire", "BrokerCore", "ZMQ", "ServiceKit", "CToolSpawn",
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/Support"

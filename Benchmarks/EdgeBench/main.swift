@@ -62,7 +62,17 @@ edgeConfiguration.ratePerSecond = 1_000_000
 edgeConfiguration.rateBurst = 1_000_000
 edgeConfiguration.maximumEventStreams = idleStreams + 100
 let edge = try EdgeService(context: ServiceContext(configuration: edgeConfiguration, logger: logger, busConfiguration: busConfiguration("edge")))
-let running = (store.services + edge.services).map { service in Task { try await service.run() } }
+let running = (store.services + edge.services).map { service in
+    Task {
+        do {
+            try await service.run()
+        } catch is CancellationError {
+        } catch {
+            FileHandle.standardError.write(Data("\(type(of: service)) stopped: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}
 let client = try Bus(configuration: busConfiguration("bench"), logger: logger)
 let options = CallOptions(user: "bench", timeout: .seconds(30))
 while (try? await client.call(Reserved.health("store"), Empty())) == nil || edge.boundPort == nil {

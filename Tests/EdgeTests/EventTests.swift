@@ -8,7 +8,11 @@ import FoundationNetworking
 import AIGatewayCore
 import TestSupport
 import Testing
+import Threads
 import Wire
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One Server-Sent Event as a client reads it.
 struct SSEEvent {
@@ -21,8 +25,9 @@ struct SSEEvent {
 struct SSEClient {
     let process: ChildProcess
 
-    init(_ baseURL: URL, token: String, lastEventID: String? = nil) throws {
-        var arguments = ["-sN", "-H", "Authorization: Bearer \(token)"]
+    /// - Parameter curlArguments: more of curl's options (TLS, the HTTP version).
+    init(_ baseURL: URL, token: String, lastEventID: String? = nil, curlArguments: [String] = []) throws {
+        var arguments = ["-sN", "-H", "Authorization: Bearer \(token)"] + curlArguments
         if let lastEventID { arguments += ["-H", "Last-Event-ID: \(lastEventID)"] }
         process = try ChildProcess(executable: "/usr/bin/curl", arguments: arguments + [baseURL.absoluteString + "/v1/events"], captureOutput: true)
     }
@@ -238,6 +243,132 @@ struct ChatStreamTests {
             let events = streams.all.filter { $0.topic == topic }.compactMap { try? JSONValue.parse($0.payload).objectValue }
             #expect(events.last?["finishReason"] == .string("cancelled"))
             #expect(events.filter { $0["kind"] == .string("token") }.count < 60, "the answer stopped before its end")
+        }
+    }
+}
+
+/// A blocking loopback connection whose test chooses what it sends and when it reads.
+private struct RawConnection: Sendable {
+    let fd: Int32
+
+    /// - Parameter receiveBuffer: the socket's receive buffer in bytes, small for a slow client.
+    static func open(port: Int, receiveBuffer: Int32? = nil) throws -> RawConnection {
+        let fd = try connectLoopback(port: port)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        return RawConnection(fd: fd)
+    }
+
+    func send(_ text: String) {
+        let bytes = Array(text.utf8)
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            sent += n
+        }
+    }
+
+    /// Reads until `done` holds for what was read, the peer closes or `timeout` passes between
+    /// two reads; returns what was read and whether the peer closed.
+    func read(timeout: Duration = .seconds(10), until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> (text: String, closed: Bool) {
+        await offThePool {
+            var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+            var answer: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                if n == 0 { return (String(decoding: answer, as: UTF8.self), true) }
+                if n < 0 { return (String(decoding: answer, as: UTF8.self), false) }
+                answer += buffer[0..<n]
+                if done(String(decoding: answer, as: UTF8.self)) { return (String(decoding: answer, as: UTF8.self), false) }
+            }
+        }
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
+
+/// The subject names of the `subject.created` events in raw SSE text, in order.
+private func subjectNames(_ text: String) -> [String] {
+    text.split(separator: "\n").filter { $0.hasPrefix("data: ") }.compactMap {
+        try? JSONValue.parse(String($0.dropFirst(6))).objectValue?["payload"]?.objectValue?["name"]?.stringValue
+    }
+}
+
+@Suite("Event streams on their connections")
+struct EventConnectionTests {
+    @Test("a stream asked for on a keep-alive connection after other requests, pipelined, follows their answers")
+    func streamAfterOtherRequests() async throws {
+        try await EdgeWorld.with { world in
+            let alice = try await token("alice")
+            _ = try await world.call("store/subjects.create", #"{"name":"Stored"}"#, token: alice)
+            let connection = try RawConnection.open(port: world.edge.boundPort!)
+            defer { connection.close() }
+            let whoami = "POST /v1/probe/whoami HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
+            let events = "GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\n\r\n"
+            connection.send(whoami + "GET /healthz HTTP/1.1\r\nHost: edge\r\n\r\n" + events)
+            let answer = await connection.read { subjectNames($0).contains("Stored") }
+            // Bodies end without a line break: the next status line follows on the same line.
+            let statuses = answer.text.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.components(separatedBy: "\r\n")[0] }
+            #expect(statuses == ["200 OK", "200 OK", "200 OK"])
+            #expect(answer.text.contains(#""user":"alice""#))
+            let streamHead = try #require(answer.text.range(of: "HTTP/1.1 200 OK", options: .backwards))
+            #expect(answer.text[streamHead.lowerBound...].lowercased().contains("content-type: text/event-stream"))
+            #expect(subjectNames(answer.text) == ["Stored"])
+
+            // Live events come on the same connection.
+            _ = try await world.call("store/subjects.create", #"{"name":"Live"}"#, token: alice)
+            #expect(subjectNames(await connection.read { subjectNames($0).contains("Live") }.text) == ["Live"])
+        }
+    }
+
+    @Test("a refused stream is answered with its error and the connection closed")
+    func refusalClosesTheConnection() async throws {
+        try await EdgeWorld.with { world in
+            let connection = try RawConnection.open(port: world.edge.boundPort!)
+            defer { connection.close() }
+            connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer not-a-token\r\n\r\n")
+            let answer = await connection.read()
+            #expect(answer.closed)
+            #expect(answer.text.hasPrefix("HTTP/1.1 401 "))
+            #expect(answer.text.lowercased().contains("www-authenticate: bearer"))
+            let body = try #require(answer.text.components(separatedBy: "\r\n\r\n").last)
+            #expect(try JSONValue.parse(body).objectValue?["status"] == .string("UNAUTHENTICATED"))
+        }
+    }
+
+    @Test("a stream for a configured origin carries CORS headers; another origin's none")
+    func streamCORS() async throws {
+        try await EdgeWorld.with({ $0.corsOrigins = ["https://app.example"] }) { world in
+            let alice = try await token("alice")
+            for (origin, allowed) in [("https://app.example", true), ("https://evil.example", false)] {
+                let connection = try RawConnection.open(port: world.edge.boundPort!)
+                defer { connection.close() }
+                connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nOrigin: \(origin)\r\nAuthorization: Bearer \(alice)\r\n\r\n")
+                let head = await connection.read { $0.contains("\r\n\r\n") }.text.lowercased()
+                #expect(head.hasPrefix("http/1.1 200 "))
+                #expect(head.contains("access-control-allow-origin: \(origin)") == allowed, "\(origin)")
+            }
+        }
+    }
+
+    @Test("a client that stops reading misses nothing: once it reads again it gets every event, in order, once")
+    func slowReaderCatchesUp() async throws {
+        try await EdgeWorld.with({ $0.ratePerSecond = 100_000; $0.rateBurst = 100_000 }) { world in
+            let alice = try await token("alice")
+            let connection = try RawConnection.open(port: world.edge.boundPort!, receiveBuffer: 4096)
+            defer { connection.close() }
+            connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\n\r\n")
+            _ = await connection.read { $0.contains("\r\n\r\n") }
+            try await eventually("the stream listens") { world.edge.hub.listenerCount == 1 }
+            // Far more than the socket's buffers and the channel's high-water mark hold, with
+            // the client reading nothing meanwhile.
+            let padding = String(repeating: "x", count: 150)
+            let names = (1...1500).map { "\($0) \(padding)" }
+            for name in names { #expect(try await world.call("store/subjects.create", #"{"name":"\#(name)"}"#, token: alice).status == 200) }
+            let read = await connection.read(timeout: .seconds(30)) { subjectNames($0).count >= names.count }
+            #expect(subjectNames(read.text) == names)
         }
     }
 }

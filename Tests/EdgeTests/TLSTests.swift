@@ -1,3 +1,5 @@
+import Bus
+import Contracts
 import EdgeCore
 import Foundation
 import ServiceKit
@@ -25,6 +27,17 @@ struct TLSTests {
                 "-s", "--cacert", certificate, "--http2", "-H", "Authorization: Bearer \(try await token("alice"))", "--json", "{}", base + "/v1/probe/whoami",
             ])
             #expect(try JSONValue.parse(call).objectValue?["user"] == .string("alice"))
+            // Event streams over either version.
+            let alice = try await token("alice")
+            let streams = try ["--http2", "--http1.1"].map { version in
+                try SSEClient(URL(string: base)!, token: alice, curlArguments: ["--cacert", certificate, version])
+            }
+            try await eventually("both streams listen") { world.edge.hub.listenerCount == 2 }
+            _ = try await world.probeBus.call(Store.createSubject, SubjectCreate(name: "Over TLS"), options: CallOptions(user: "alice"))
+            for stream in streams {
+                #expect(try #require(await stream.next()).subjectName == "Over TLS")
+                await stream.close()
+            }
             // Plain HTTP is not served on the TLS port.
             #expect(try await text(runProgram("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "http://127.0.0.1:\(world.edge.boundPort!)/healthz"])) != "200")
         }
@@ -32,7 +45,7 @@ struct TLSTests {
 
     @Test("a missing certificate file stops the edge at start")
     func missingCertificateIsAConfigurationError() throws {
-        #expect(throws: BusError.self) { _ = try EdgeService.server(tls: ("/nonexistent/cert.pem", "/nonexistent/key.pem")) }
+        #expect(throws: BusError.self) { _ = try EdgeService.tlsConfiguration(("/nonexistent/cert.pem", "/nonexistent/key.pem")) }
         var environment = ["EDGE_JWT_SECRET": String(repeating: "s", count: 32), "EDGE_TLS_CERT_FILE": "/x.pem"]
         #expect(throws: BusError.self) { _ = try EdgeConfiguration(environment: .init(environment)) }
         environment["EDGE_TLS_KEY_FILE"] = "/y.pem"

@@ -34,15 +34,17 @@ public final class EdgeService: StudyBusService {
         hub = EventHub(
             bus: bus, limits: EventHub.Limits(streams: configuration.maximumEventStreams, streamsPerUser: configuration.maximumEventStreamsPerUser),
             logger: context.logger)
+        let admission = Admission(verifier: verifier, rateLimiter: RateLimiter(rate: configuration.ratePerSecond, burst: configuration.rateBurst))
+        let routes = RouteTable(contracts: configuration.contracts)
+        let cors = CORS(origins: configuration.corsOrigins)
         let responder = EdgeResponder(
-            bus: bus, configuration: configuration, verifier: verifier,
-            rateLimiter: RateLimiter(rate: configuration.ratePerSecond, burst: configuration.rateBurst),
-            hub: hub, logger: context.logger)
+            bus: bus, configuration: configuration, admission: admission, routes: routes, cors: cors, hub: hub, logger: context.logger)
+        let streams = EventStreams(bus: bus, hub: hub, admission: admission, cors: cors, sources: Set(routes.services), logger: context.logger)
         let port = self.port
         let logger = context.logger
         var application = Application(
             responder: responder,
-            server: try Self.server(tls: configuration.tls),
+            server: try Self.server(tls: configuration.tls, streams: streams),
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: "studybus-edge"),
             onServerRunning: { channel in
                 let bound = channel.localAddress?.port
@@ -54,15 +56,26 @@ public final class EdgeService: StudyBusService {
         self.application = application
     }
 
-    /// HTTP/1.1, or with certificate files HTTPS offering HTTP/2 and HTTP/1.1 by ALPN.
+    /// HTTP/1.1, or with certificate files HTTPS offering HTTP/2 and HTTP/1.1 by ALPN; event
+    /// streams answered by ``EventStreamHandler`` in either.
+    static func server(tls: (certificateFile: String, keyFile: String)?, streams: EventStreams) throws(BusError) -> HTTPServerBuilder {
+        guard let tls else {
+            return HTTPServerBuilder { responder in EventLoopPinnedChannel(inner: EdgeHTTP1Channel(http1: HTTP1Channel(responder: responder), streams: streams)) }
+        }
+        let tlsConfiguration = try Self.tlsConfiguration(tls)
+        let configuration = HTTP2UpgradeChannel.Configuration(streamConfiguration: .init(additionalChannelHandlers: [EventStreamHandler(streams: streams)]))
+        return HTTPServerBuilder { responder in
+            EventLoopPinnedChannel(inner: try HTTP2UpgradeChannel(tlsConfiguration: tlsConfiguration, configuration: configuration, responder: responder))
+        }
+    }
+
+    /// The server's TLS settings from its certificate chain and key files.
     /// - Throws: `FAILED_PRECONDITION` for files that do not hold a PEM chain and key.
-    public static func server(tls: (certificateFile: String, keyFile: String)?) throws(BusError) -> HTTPServerBuilder {
-        guard let tls else { return .http1() }
+    public static func tlsConfiguration(_ tls: (certificateFile: String, keyFile: String)) throws(BusError) -> TLSConfiguration {
         do {
             let chain = try NIOSSLCertificate.fromPEMFile(tls.certificateFile)
             let key = try NIOSSLPrivateKey(file: tls.keyFile, format: .pem)
-            let configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
-            return try .http2Upgrade(tlsConfiguration: configuration)
+            return TLSConfiguration.makeServerConfiguration(certificateChain: chain.map { .certificate($0) }, privateKey: .privateKey(key))
         } catch {
             throw .failedPrecondition("cannot serve HTTPS with EDGE_TLS_CERT_FILE \(tls.certificateFile) and EDGE_TLS_KEY_FILE \(tls.keyFile): \(error)")
         }

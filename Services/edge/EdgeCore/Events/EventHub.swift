@@ -21,11 +21,37 @@ enum HubMessage: Sendable {
     case replied(Result<Data, BusError>)
 }
 
-/// A stream's place at the hub: the messages for it, and the way to add its own
-/// (``HubMessage/replied(_:)``) or to end it.
+/// What the hub hands messages to: an event stream's session, or a chat answer's listener.
+/// `receive` is called from the hub's subscription task and must not block; `end` once, when
+/// the edge stops.
+protocol HubSubscriber: AnyObject, Sendable {
+    func receive(_ message: HubMessage)
+    func end()
+}
+
+/// A chat answer's place at the hub: its messages as an `AsyncStream`, and the way to add its
+/// own (``HubMessage/replied(_:)``) or to end it.
 struct HubListener {
     let messages: AsyncStream<HubMessage>
     let continuation: AsyncStream<HubMessage>.Continuation
+}
+
+/// Hands the hub's messages to a ``HubListener``'s stream, which holds at most
+/// ``EventHub/bufferLimit`` of them unread.
+private final class StreamSubscriber: HubSubscriber {
+    let continuation: AsyncStream<HubMessage>.Continuation
+
+    init(_ continuation: AsyncStream<HubMessage>.Continuation) {
+        self.continuation = continuation
+    }
+
+    /// A full stream drops its oldest message, so the stream is told to read every source back
+    /// (which may drop one more; the notice covers that too).
+    func receive(_ message: HubMessage) {
+        if case .dropped = continuation.yield(message) { continuation.yield(.overflowed) }
+    }
+
+    func end() { continuation.finish() }
 }
 
 /// One subscription to every event for the whole edge, handed out to the `/v1/events` streams
@@ -34,21 +60,21 @@ public final class EventHub: Service, Sendable {
     /// The open streams, by user and then by stream: an event reaches its user's streams
     /// without a look at anyone else's.
     private struct Listeners {
-        var byUser: [String: [UUID: AsyncStream<HubMessage>.Continuation]] = [:]
+        var byUser: [String: [ObjectIdentifier: any HubSubscriber]] = [:]
         var count = 0
 
-        var all: [AsyncStream<HubMessage>.Continuation] { byUser.values.flatMap(\.values) }
+        var all: [any HubSubscriber] { byUser.values.flatMap(\.values) }
     }
 
     private let bus: Bus
     private let logger: Logger
     private let limits: Limits
     private let listeners = Mutex(Listeners())
-    /// Events a stream may hold unsent before it is told to resync instead.
+    /// Messages a chat answer's listener may hold unread before it is told to resync instead.
     static let bufferLimit = 256
 
-    /// How many streams the edge keeps open, in all and for one user: each holds a connection
-    /// and a task, so a client that opens them without end is refused instead.
+    /// How many streams the edge keeps open, in all and for one user: each holds a connection,
+    /// so a client that opens them without end is refused instead.
     public struct Limits: Sendable {
         public var streams: Int
         public var streamsPerUser: Int
@@ -90,16 +116,24 @@ public final class EventHub: Service, Sendable {
             defer { listeners = Listeners() }
             return listeners.all
         }
-        for continuation in all { continuation.finish() }
+        for subscriber in all { subscriber.end() }
     }
 
-    /// The messages for `user` from now on; the listener is gone when its stream ends (finished,
-    /// or no longer iterated).
+    /// The messages for `user` from now on, as a stream; the listener is gone when its stream
+    /// ends (finished, or no longer iterated).
+    /// - Throws: `RESOURCE_EXHAUSTED` as ``add(_:user:)`` does.
+    func listen(user: String) throws(BusError) -> HubListener {
+        let (stream, continuation) = AsyncStream.makeStream(of: HubMessage.self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
+        let subscriber = StreamSubscriber(continuation)
+        try add(subscriber, user: user)
+        continuation.onTermination = { [weak self] _ in self?.remove(subscriber, user: user) }
+        return HubListener(messages: stream, continuation: continuation)
+    }
+
+    /// Hands `user`'s messages to `subscriber` from now on, until ``remove(_:user:)``.
     /// - Throws: `RESOURCE_EXHAUSTED` when the edge or this user has as many streams open as
     ///   ``Limits`` allows.
-    func listen(user: String) throws(BusError) -> HubListener {
-        let id = UUID()
-        let (stream, continuation) = AsyncStream.makeStream(of: HubMessage.self, bufferingPolicy: .bufferingNewest(Self.bufferLimit))
+    func add(_ subscriber: any HubSubscriber, user: String) throws(BusError) {
         let refusal: BusError? = listeners.withLock { listeners in
             let mine = listeners.byUser[user]?.count ?? 0
             if mine >= limits.streamsPerUser {
@@ -112,39 +146,34 @@ public final class EventHub: Service, Sendable {
                     .resourceExhausted, "the edge has \(listeners.count) event streams open, as many as it keeps; try again later",
                     details: .object(["limit": .int(Int64(limits.streams)), "setting": .string("EDGE_MAX_EVENT_STREAMS")]))
             }
-            listeners.byUser[user, default: [:]][id] = continuation
+            listeners.byUser[user, default: [:]][ObjectIdentifier(subscriber)] = subscriber
             listeners.count += 1
             return nil
         }
         if let refusal { throw refusal }
-        continuation.onTermination = { [weak self] _ in
-            self?.listeners.withLock { listeners in
-                guard listeners.byUser[user]?.removeValue(forKey: id) != nil else { return }
-                listeners.count -= 1
-                if listeners.byUser[user]?.isEmpty == true { listeners.byUser[user] = nil }
-            }
+    }
+
+    /// Stops handing messages to `subscriber`; nothing if it was not added or is gone already.
+    func remove(_ subscriber: any HubSubscriber, user: String) {
+        listeners.withLock { listeners in
+            guard listeners.byUser[user]?.removeValue(forKey: ObjectIdentifier(subscriber)) != nil else { return }
+            listeners.count -= 1
+            if listeners.byUser[user]?.isEmpty == true { listeners.byUser[user] = nil }
         }
-        return HubListener(messages: stream, continuation: continuation)
     }
 
     /// How many streams listen (for tests, logs and the benchmark).
     public var listenerCount: Int { listeners.withLock { $0.count } }
 
     private func broadcast(_ message: HubMessage) {
-        for continuation in listeners.withLock({ $0.all }) { Self.offer(message, to: continuation) }
-    }
-
-    /// Yields `message`. A full stream drops its oldest message for it, so the stream is told
-    /// to read every source back (which may drop one more; the notice covers that too).
-    private static func offer(_ message: HubMessage, to continuation: AsyncStream<HubMessage>.Continuation) {
-        if case .dropped = continuation.yield(message) { continuation.yield(.overflowed) }
+        for subscriber in listeners.withLock({ $0.all }) { subscriber.receive(message) }
     }
 
     private func deliver(_ event: BusEvent) {
         let source = event.header.source
         let user = event.header.user
         // A gap concerns every stream: each rereads the source; the event itself goes to its user's.
-        let targets: [(user: String, continuation: AsyncStream<HubMessage>.Continuation)] = listeners.withLock { listeners in
+        let targets: [(user: String, subscriber: any HubSubscriber)] = listeners.withLock { listeners in
             if event.gap != nil {
                 return listeners.byUser.flatMap { owner, streams in streams.values.map { (owner, $0) } }
             }
@@ -153,10 +182,10 @@ public final class EventHub: Service, Sendable {
         }
         for target in targets {
             if event.gap != nil {
-                Self.offer(.resync(source: source), to: target.continuation)
+                target.subscriber.receive(.resync(source: source))
                 if user != target.user { continue }
             }
-            Self.offer(.event(event), to: target.continuation)
+            target.subscriber.receive(.event(event))
         }
     }
 }

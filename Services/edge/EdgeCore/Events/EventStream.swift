@@ -46,105 +46,223 @@ struct EventCursor: Equatable, Sendable {
     }
 }
 
-/// One `GET /v1/events` connection: the caller's own events from every durable producer the
-/// edge routes to, stored ones first (after `Last-Event-ID`), then live ones, never twice.
-struct EventStream {
+/// What every `/v1/events` stream of the edge shares: the bus it reads stored events from, the
+/// hub that hands it live ones, and how a request is admitted.
+struct EventStreams: Sendable {
     let bus: Bus
-    let listener: HubListener
-    let user: String
+    let hub: EventHub
+    let admission: Admission
+    let cors: CORS
+    /// The durable producers the edge routes to.
+    let sources: Set<String>
     let logger: Logger
-    var sources: Set<String>
-    var cursor: EventCursor
+
+    static let path = "/v1/events"
+
+    /// Whether `head` asks for an event stream: `GET /v1/events`, with or without a query.
+    static func isEventStream(_ head: HTTPRequest) -> Bool {
+        head.method == .get && head.path.map { $0.prefix { $0 != "?" } == path } == true
+    }
+
+    /// Admits `head` (token, rate limit, `Last-Event-ID`, the streams' limits) and registers its
+    /// stream with the hub, or says how to refuse it.
+    func open(_ head: HTTPRequest, output: EventStreamHandler.Output) async -> Result<EventStream, ErrorAnswer> {
+        let user: String
+        switch await admission.user(authorization: head.headerFields[.authorization]) {
+        case .success(let admitted): user = admitted
+        case .failure(let refusal): return .failure(ErrorAnswer(refusal.error, headers: refusal.headers))
+        }
+        var cursor = EventCursor()
+        do throws(BusError) {
+            if let lastEventID = head.headerFields[.lastEventID] {
+                cursor = try EventCursor(lastEventID: lastEventID, sources: sources)
+            }
+            let stream = EventStream(shared: self, user: user, cursor: cursor, output: output)
+            try hub.add(stream, user: user)
+            return .success(stream)
+        } catch {
+            return .failure(ErrorAnswer(error))
+        }
+    }
+}
+
+/// One `GET /v1/events` stream: the caller's own events from every durable producer the edge
+/// routes to, stored ones first (after `Last-Event-ID`), then live ones, never twice.
+///
+/// Event-driven, without a task of its own while it waits: an idle stream costs its
+/// connection and this object. Stored events are read back by short-lived tasks
+/// (`_events.replay`, a page at a time) and written, like live ones, on the connection's event
+/// loop; a client that does not read is not written to, and is caught up from its cursor once
+/// it reads again.
+final class EventStream: HubSubscriber, @unchecked Sendable {
+    // @unchecked: every mutable property is read and written on `output.eventLoop` only: the
+    // hub's messages and the replay tasks' pages hop there, and the handler calls from there.
+    let shared: EventStreams
+    let user: String
+    private let output: EventStreamHandler.Output
+    private var sources: Set<String>
+    private var cursor: EventCursor
     /// Sources whose stored events after the cursor have all been sent.
     private var caughtUp: Set<String> = []
+    /// Sources being read back, and those to read back again when that ends (an event came meanwhile).
+    private var replaying: Set<String> = []
+    private var replayAgain: Set<String> = []
+    private var started = false
+    private var ended = false
 
     static let replayPage = 500
 
-    init(bus: Bus, listener: HubListener, user: String, logger: Logger, sources: Set<String>, cursor: EventCursor) {
-        self.bus = bus
-        self.listener = listener
+    init(shared: EventStreams, user: String, cursor: EventCursor, output: EventStreamHandler.Output) {
+        self.shared = shared
         self.user = user
-        self.logger = logger
-        self.sources = sources
+        self.output = output
+        sources = shared.sources
         self.cursor = cursor
     }
 
-    /// Writes events until the client goes away (a write fails) or the edge stops.
-    mutating func run(_ writer: inout any ResponseBodyWriter) async throws {
-        defer { listener.continuation.finish() }
-        try await writer.write(ByteBuffer(string: "retry: 2000\n\n"))
-        for source in sources.sorted() { try await catchUp(source, &writer) }
-        for await message in listener.messages {
-            switch message {
-            case .keepAlive:
-                try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-            case .resync(let source) where sources.contains(source):
-                caughtUp.remove(source)
-                try await catchUp(source, &writer)
-            case .overflowed:
-                caughtUp.removeAll()
-                for source in sources.sorted() { try await catchUp(source, &writer) }
-            case .resync, .replied:
-                break
-            case .event(let event):
-                let source = event.header.source
-                guard sources.contains(source) else { continue }
-                // Until its stored events are all sent, a source's live ones come by replay.
-                guard caughtUp.contains(source) else {
-                    try await catchUp(source, &writer)
-                    continue
-                }
-                guard let position = cursor.positions[source], position.instance == EventCursor.fingerprint(event.header.instance),
-                      event.header.seq > position.seq
-                else { continue }
-                cursor.positions[source]?.seq = event.header.seq
-                try await send(topic: event.topic, header: event.header, payload: event.payload, &writer)
-            }
+    private var eventLoop: any EventLoop { output.eventLoop }
+
+    /// Writes the stream's first bytes and reads every source back. On the event loop.
+    func start() {
+        eventLoop.assertInEventLoop()
+        started = true
+        output.write(ByteBuffer(string: "retry: 2000\n\n"), flush: true)
+        for source in sources.sorted() { replay(source) }
+    }
+
+    /// The client is gone or the edge stops: no more writes, no more messages.
+    func close() {
+        eventLoop.assertInEventLoop()
+        guard !ended else { return }
+        ended = true
+        shared.hub.remove(self, user: user)
+    }
+
+    /// The connection can take writes again: what was not written meanwhile is read back.
+    func writable() {
+        eventLoop.assertInEventLoop()
+        guard started, !ended else { return }
+        for source in sources.sorted() where !caughtUp.contains(source) { replay(source) }
+    }
+
+    // MARK: The hub's messages
+
+    func receive(_ message: HubMessage) {
+        eventLoop.execute { self.handle(message) }
+    }
+
+    func end() {
+        eventLoop.execute {
+            self.close()
+            self.output.close()
         }
     }
 
-    /// Sends `source`'s stored events of this user after the cursor, page by page. A producer
-    /// without a durable stream is dropped; one that does not answer is tried again with its
-    /// next live event.
-    private mutating func catchUp(_ source: String, _ writer: inout any ResponseBodyWriter) async throws {
-        var position = cursor.positions[source]
-        while true {
-            let page: ReplayResponse
-            do {
-                page = try await bus.call(
-                    Reserved.eventsReplay(source), ReplayRequest(after: position?.seq ?? 0, limit: Self.replayPage),
-                    options: CallOptions(user: user, timeout: .seconds(10)))
-            } catch where error.code == .unimplemented {
-                sources.remove(source)
-                return
-            } catch {
-                logger.debug("events: cannot catch up yet", metadata: ["source": "\(source)", "error": "\(error.message)"])
-                return
-            }
-            let instance = EventCursor.fingerprint(page.instance ?? source)
-            if position?.instance != instance {
-                // Another stream than the cursor's (its database was replaced): its seqs mean
-                // nothing here, so read it from its start.
-                let restart = (position?.seq ?? 0) > 0
-                position = EventCursor.Position(instance: instance, seq: 0)
-                if restart { continue }
-            }
-            for event in page.events where event.header.seq > position!.seq {
-                position!.seq = event.header.seq
-                cursor.positions[source] = position
-                try await send(topic: event.topic, header: event.header, payload: event.payload.jsonData, &writer)
-            }
-            cursor.positions[source] = position
-            if page.events.count < Self.replayPage {
-                caughtUp.insert(source)
+    private func handle(_ message: HubMessage) {
+        // Before the start, the start's replay brings what came: events are stored before they are published.
+        guard started, !ended else { return }
+        switch message {
+        case .keepAlive:
+            if output.isWritable { output.write(ByteBuffer(string: ": keep-alive\n\n"), flush: true) }
+        case .resync(let source) where sources.contains(source):
+            caughtUp.remove(source)
+            replay(source)
+        case .overflowed:
+            caughtUp.removeAll()
+            for source in sources.sorted() { replay(source) }
+        case .resync, .replied:
+            break
+        case .event(let event):
+            let source = event.header.source
+            guard sources.contains(source) else { return }
+            // Until its stored events are all sent, a source's live ones come by replay.
+            guard caughtUp.contains(source) else { return replay(source) }
+            guard let position = cursor.positions[source], position.instance == EventCursor.fingerprint(event.header.instance),
+                  event.header.seq > position.seq
+            else { return }
+            guard output.isWritable else {
+                // Not written now: read back from the cursor once the client reads again.
+                caughtUp.remove(source)
                 return
             }
+            cursor.positions[source]?.seq = event.header.seq
+            output.write(frame(topic: event.topic, header: event.header, payload: event.payload), flush: true)
         }
+    }
+
+    // MARK: Reading back
+
+    /// Reads `source`'s stored events of this user after the cursor, a page at a time, unless
+    /// a read of it is on its way (then once more after it).
+    private func replay(_ source: String) {
+        guard !ended else { return }
+        guard !replaying.contains(source) else {
+            replayAgain.insert(source)
+            return
+        }
+        replaying.insert(source)
+        fetch(source, after: cursor.positions[source]?.seq ?? 0)
+    }
+
+    private func fetch(_ source: String, after seq: Int64) {
+        let bus = shared.bus, options = CallOptions(user: user, timeout: .seconds(10))
+        Task {
+            let page: Result<ReplayResponse, BusError>
+            do throws(BusError) {
+                page = .success(try await bus.call(Reserved.eventsReplay(source), ReplayRequest(after: seq, limit: Self.replayPage), options: options))
+            } catch {
+                page = .failure(error)
+            }
+            self.eventLoop.execute { self.apply(page, of: source) }
+        }
+    }
+
+    /// Writes a page of `source`'s stored events and reads on, until a page is not full. A
+    /// producer without a durable stream is dropped; one that does not answer is read back
+    /// again with its next live event.
+    private func apply(_ result: Result<ReplayResponse, BusError>, of source: String) {
+        guard !ended else { return }
+        let page: ReplayResponse
+        switch result {
+        case .success(let answer): page = answer
+        case .failure(let error):
+            if error.code == .unimplemented { sources.remove(source) }
+            shared.logger.debug("events: cannot catch up yet", metadata: ["source": "\(source)", "error": "\(error.message)"])
+            return finishReplay(source, caughtUp: false)
+        }
+        let instance = EventCursor.fingerprint(page.instance ?? source)
+        var position = cursor.positions[source]
+        if position?.instance != instance {
+            // Another stream than the cursor's (its database was replaced): its seqs mean
+            // nothing here, so read it from its start.
+            let restart = (position?.seq ?? 0) > 0
+            cursor.positions[source] = EventCursor.Position(instance: instance, seq: 0)
+            if restart { return fetch(source, after: 0) }
+            position = cursor.positions[source]
+        }
+        for event in page.events where event.header.seq > position!.seq {
+            position!.seq = event.header.seq
+            cursor.positions[source] = position
+            output.write(frame(topic: event.topic, header: event.header, payload: event.payload.jsonData), flush: false)
+        }
+        output.flush()
+        if page.events.count == Self.replayPage {
+            // More to read: on when the client has taken this page, else when it reads again.
+            if output.isWritable { return fetch(source, after: position!.seq) }
+            return finishReplay(source, caughtUp: false)
+        }
+        finishReplay(source, caughtUp: true)
+    }
+
+    private func finishReplay(_ source: String, caughtUp done: Bool) {
+        replaying.remove(source)
+        if done { caughtUp.insert(source) }
+        if replayAgain.remove(source) != nil { replay(source) }
     }
 
     /// One SSE event: `id` (the cursor after it), `event` (the topic) and `data`, a JSON object
     /// with the topic, source, seq, ts and payload.
-    private func send(topic: String, header: EventHeader, payload: Data, _ writer: inout any ResponseBodyWriter) async throws {
+    private func frame(topic: String, header: EventHeader, payload: Data) -> ByteBuffer {
         var data = Data(#"{"topic":"#.utf8)
         data += JSONValue.string(topic).jsonData
         data += Data(#","source":"#.utf8) + JSONValue.string(header.source).jsonData
@@ -155,6 +273,6 @@ struct EventStream {
         // Compact JSON has no raw line breaks; a payload that somehow had one would end the field.
         buffer.writeBytes(data.map { $0 == 10 || $0 == 13 ? 32 : $0 })
         buffer.writeString("\n\n")
-        try await writer.write(buffer)
+        return buffer
     }
 }

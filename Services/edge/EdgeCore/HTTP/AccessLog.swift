@@ -16,15 +16,19 @@ struct AccessLog {
     }
 
     func finish(_ response: Response, started: ContinuousClock.Instant, logger: Logger) {
+        finish(status: response.status.code, bytes: response.body.contentLength, started: started, logger: logger)
+    }
+
+    func finish(status: Int, bytes: Int?, started: ContinuousClock.Instant, logger: Logger) {
         let elapsed = ContinuousClock.now - started
         var metadata: Logger.Metadata = [
-            "method": "\(method)", "path": "\(path)", "status": "\(response.status.code)",
+            "method": "\(method)", "path": "\(path)", "status": "\(status)",
             "us": "\(Int(elapsed / .microseconds(1)))",
         ]
         if let route { metadata["route"] = "\(route)" }
         if let user { metadata["user"] = "\(user)" }
         if let uploadBytes { metadata["uploadBytes"] = "\(uploadBytes)" }
-        if let bytes = response.body.contentLength { metadata["bytes"] = "\(bytes)" }
+        if let bytes { metadata["bytes"] = "\(bytes)" }
         logger.info("http", metadata: metadata)
     }
 }

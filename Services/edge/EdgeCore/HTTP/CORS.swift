@@ -12,9 +12,10 @@ struct CORS: Sendable {
         self.origins = Set(origins)
     }
 
-    /// The origin to name in `Access-Control-Allow-Origin`, if `request` comes from an allowed one.
-    func allowedOrigin(_ request: Request) -> String? {
-        guard let origin = request.headers[.origin], !origins.isEmpty else { return nil }
+    /// The origin to name in `Access-Control-Allow-Origin`, if a request with these headers
+    /// comes from an allowed one.
+    func allowedOrigin(_ requestHeaders: HTTPFields) -> String? {
+        guard let origin = requestHeaders[.origin], !origins.isEmpty else { return nil }
         return origins.contains("*") || origins.contains(origin) ? origin : nil
     }
 
@@ -26,7 +27,7 @@ struct CORS: Sendable {
     /// The preflight's answer: 204, with what may be sent when the origin is allowed.
     func preflight(_ request: Request) -> Response {
         var headers: HTTPFields = [:]
-        if let origin = allowedOrigin(request) {
+        if let origin = allowedOrigin(request.headers) {
             headers[.accessControlAllowOrigin] = origin
             headers[.accessControlAllowMethods] = "GET, POST, OPTIONS"
             headers[.accessControlAllowHeaders] = "Authorization, Content-Type, Content-Disposition, Idempotency-Key, Request-Timeout, traceparent, Last-Event-ID"
@@ -38,9 +39,14 @@ struct CORS: Sendable {
 
     /// Adds the headers of an answer to an allowed origin.
     func decorate(_ response: inout Response, for request: Request) {
-        guard let origin = allowedOrigin(request) else { return }
-        response.headers[.accessControlAllowOrigin] = origin
-        response.headers[.accessControlExposeHeaders] = "Retry-After, WWW-Authenticate, Content-Disposition"
-        response.headers[.vary] = "Origin"
+        decorate(&response.headers, for: request.headers)
+    }
+
+    /// Adds the headers of an answer to an allowed origin, to `headers`.
+    func decorate(_ headers: inout HTTPFields, for requestHeaders: HTTPFields) {
+        guard let origin = allowedOrigin(requestHeaders) else { return }
+        headers[.accessControlAllowOrigin] = origin
+        headers[.accessControlExposeHeaders] = "Retry-After, WWW-Authenticate, Content-Disposition"
+        headers[.vary] = "Origin"
     }
 }

@@ -6,7 +6,8 @@ import Logging
 import NIOCore
 import Wire
 
-/// Answers every HTTP request of the edge: the routes, then one access-log line.
+/// Answers every HTTP request of the edge but `GET /v1/events` (``EventStreamHandler``'s):
+/// the routes, then one access-log line.
 ///
 /// One responder instead of Hummingbird's router, so that every answer — an unknown path
 /// included — has the same error body, and the route table comes from the contracts.
@@ -15,8 +16,7 @@ struct EdgeResponder: HTTPResponder {
 
     let bus: Bus
     let configuration: EdgeConfiguration
-    let verifier: TokenVerifier
-    let rateLimiter: RateLimiter
+    let admission: Admission
     let logger: Logger
     let routes: RouteTable
     let hub: EventHub
@@ -24,16 +24,15 @@ struct EdgeResponder: HTTPResponder {
     let openAPI: Data
     let cors: CORS
 
-    init(bus: Bus, configuration: EdgeConfiguration, verifier: TokenVerifier, rateLimiter: RateLimiter, hub: EventHub, logger: Logger) {
+    init(bus: Bus, configuration: EdgeConfiguration, admission: Admission, routes: RouteTable, cors: CORS, hub: EventHub, logger: Logger) {
         self.hub = hub
         self.bus = bus
         self.configuration = configuration
-        self.verifier = verifier
-        self.rateLimiter = rateLimiter
+        self.admission = admission
         self.logger = logger
-        routes = RouteTable(contracts: configuration.contracts)
+        self.routes = routes
         openAPI = OpenAPI.document(routes).jsonData
-        cors = CORS(origins: configuration.corsOrigins)
+        self.cors = cors
     }
 
     func respond(to request: Request, context: Context) async throws -> Response {
@@ -54,8 +53,6 @@ struct EdgeResponder: HTTPResponder {
             return await readiness()
         case (.get, "/openapi.json"):
             return jsonResponse(openAPI, for: request)
-        case (.get, "/v1/events"):
-            return await events(request, log: &log)
         case (.post, _) where path.hasPrefix("/v1/"):
             return await call(request, log: &log)
         default:
@@ -103,61 +100,20 @@ struct EdgeResponder: HTTPResponder {
         }
     }
 
-    /// The token's user, if the token holds and the user's bucket has a token left.
+    /// The token's user, or the answer that refuses the request.
     private func admit(_ request: Request, log: inout AccessLog) async -> Result<String, Refusal> {
-        let user: String
-        do {
-            user = try await verifier.user(authorization: request.headers[.authorization])
-        } catch {
-            return .failure(Refusal(response: unauthorized(error)))
+        switch await admission.user(authorization: request.headers[.authorization]) {
+        case .success(let user):
+            log.user = user
+            return .success(user)
+        case .failure(let refusal):
+            return .failure(Refusal(response: errorResponse(refusal.error, headers: refusal.headers)))
         }
-        log.user = user
-        if let wait = rateLimiter.take(user) {
-            let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
-            let error = BusError(
-                .resourceExhausted, "too many requests for this user; retry after \(seconds) s", details: .object(["retryAfterSeconds": .int(Int64(seconds))]))
-            return .failure(Refusal(response: errorResponse(error, headers: [.retryAfter: String(seconds)])))
-        }
-        return .success(user)
     }
 
     /// An answer that ends a request before its route runs.
     struct Refusal: Error {
         let response: Response
-    }
-
-    // MARK: Events
-
-    /// `GET /v1/events`: the caller's own events as Server-Sent Events, resuming after
-    /// `Last-Event-ID`.
-    private func events(_ request: Request, log: inout AccessLog) async -> Response {
-        let user: String
-        switch await admit(request, log: &log) {
-        case .success(let admitted): user = admitted
-        case .failure(let refusal): return refusal.response
-        }
-        let sources = Set(routes.services)
-        var cursor = EventCursor()
-        if let lastEventID = request.headers[.lastEventID] {
-            do throws(BusError) {
-                cursor = try EventCursor(lastEventID: lastEventID, sources: sources)
-            } catch {
-                return errorResponse(error)
-            }
-        }
-        let listener: HubListener
-        do throws(BusError) {
-            listener = try hub.listen(user: user)
-        } catch {
-            return errorResponse(error)
-        }
-        let stream = EventStream(bus: bus, listener: listener, user: user, logger: logger, sources: sources, cursor: cursor)
-        let headers: HTTPFields = [.contentType: "text/event-stream", .cacheControl: "no-store"]
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            var stream = stream
-            try await stream.run(&writer)
-            try await writer.finish(nil)
-        })
     }
 
     // MARK: Call options
@@ -198,15 +154,6 @@ struct EdgeResponder: HTTPResponder {
             }
         }
         return true
-    }
-
-    private func unauthorized(_ refusal: TokenRefusal) -> Response {
-        var challenge = #"Bearer realm="studybus""#
-        // RFC 6750 §3.1: a request without credentials gets the bare challenge.
-        if refusal != .missing {
-            challenge += #", error="\#(refusal.error)", error_description="\#(refusal.description)""#
-        }
-        return errorResponse(BusError(.unauthenticated, refusal.description), headers: [.wwwAuthenticate: challenge])
     }
 
     // MARK: Health

@@ -27,14 +27,28 @@ public func httpStatus(for code: StatusCode) -> HTTPResponse.Status {
 /// `{"code","status","message","details"}` (gRPC's number and name, the message, the details
 /// or null).
 func errorResponse(_ error: BusError, headers: HTTPFields = [:]) -> Response {
-    let body: JSONValue = .object([
-        "code": .int(Int64(error.code.rawValue)),
-        "status": .string(error.code.name),
-        "message": .string(error.message),
-        "details": error.details ?? .null,
-    ])
-    let tooLarge = error.details?.objectValue?["reason"] == .string(BodyReader.payloadTooLarge)
-    return jsonResponse(body.jsonData, status: tooLarge ? .contentTooLarge : httpStatus(for: error.code), headers: headers)
+    let answer = ErrorAnswer(error, headers: headers)
+    return jsonResponse(answer.body, status: answer.status, headers: answer.headers)
+}
+
+/// An error answer's parts, for a response written without Hummingbird (event streams).
+struct ErrorAnswer: Error {
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+    var body: Data
+
+    init(_ error: BusError, headers: HTTPFields = [:]) {
+        let body: JSONValue = .object([
+            "code": .int(Int64(error.code.rawValue)),
+            "status": .string(error.code.name),
+            "message": .string(error.message),
+            "details": error.details ?? .null,
+        ])
+        let tooLarge = error.details?.objectValue?["reason"] == .string(BodyReader.payloadTooLarge)
+        status = tooLarge ? .contentTooLarge : httpStatus(for: error.code)
+        self.headers = headers
+        self.body = body.jsonData
+    }
 }
 
 /// A JSON answer with `bytes` as its body.
