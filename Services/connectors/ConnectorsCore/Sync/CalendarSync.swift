@@ -34,7 +34,8 @@ struct CalendarSync {
         while true {
             let full = cursor.token == nil
             // A full sync numbers itself, so what it did not see can be found at its end.
-            let epoch = cursor.epoch ?? context.syncer.now.unixMilliseconds
+            let epoch: Int64
+            if let saved = cursor.epoch { epoch = saved } else { epoch = try await context.nextEpoch(.calendar, key: calendar) }
             let base = "\(context.configuration.apiURL)/calendar/v3/calendars/\(GoogleHTTP.escape(calendar))/events"
             let url = GoogleHTTP.url(base, [
                 ("maxResults", "250"), ("syncToken", cursor.token), ("pageToken", cursor.pageToken), ("showDeleted", full ? nil : "true"),

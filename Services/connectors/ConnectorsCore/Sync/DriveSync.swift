@@ -44,7 +44,7 @@ struct DriveSync {
     }
 
     private func sync(folder: String, outcome: inout SourceOutcome) async throws(GoogleError) {
-        let epoch = context.syncer.now.unixMilliseconds
+        let epoch = try await bus { () async throws(BusError) in try await context.nextEpoch(.drive, key: folder) }
         var files: [File] = []
         var pageToken: String?
         var pages = 0

@@ -299,6 +299,24 @@ struct SyncContext: Sendable {
         }
     }
 
+    /// A sync pass's number for `key`: above every entry's `seen_epoch`, so what a complete
+    /// listing did not see is what has a lower one (wall-clock time could repeat or go back).
+    func nextEpoch(_ source: ConnectorSource, key: String) async throws(BusError) -> Int64 {
+        do {
+            return try await syncer.database.pool.read { [account] db in
+                let entries = try Int64.fetchOne(
+                    db, sql: "SELECT max(seen_epoch) FROM entry WHERE account_id = ? AND source = ? AND key = ?",
+                    arguments: [account.id, source.rawValue, key]) ?? 0
+                let cursor = try Int64.fetchOne(
+                    db, sql: "SELECT full_sync_epoch FROM cursor WHERE account_id = ? AND source = ? AND key = ?",
+                    arguments: [account.id, source.rawValue, key]) ?? 0
+                return max(entries, cursor) + 1
+            }
+        } catch {
+            throw .internal("cannot read entries: \(error)")
+        }
+    }
+
     /// Entries of `key` not seen since `epoch`: (item, kind, record id).
     func unseen(_ source: ConnectorSource, key: String, before epoch: Int64) async throws(BusError) -> [(item: String, kind: String, recordID: String)] {
         do {
