@@ -119,7 +119,7 @@ final class ConnectorsWorld: Sendable {
         configuration.wallClock = clock
         configuration.syncInterval = .seconds(3600)
         configuration.retry.baseDelay = .milliseconds(20)
-        configuration.retry.maximumRetryAfter = .seconds(5)
+        configuration.retry.maxRetryAfter = .seconds(5)
         settings(&configuration)
         let service = try ConnectorsService(context: ServiceContext(
             configuration: configuration, logger: testLogger("connectors"), busConfiguration: busConfiguration(endpoints, source: "connectors")))

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import HTTPClient
 import Logging
 import ServiceKit
 import Wire
@@ -48,7 +49,7 @@ public struct ConnectorsConfiguration: ServiceConfiguration {
     /// Back-off: retries after the first attempt (`CONNECTORS_RETRY_MAX`, default 4), the first
     /// delay (`CONNECTORS_RETRY_BASE_MS`, default 500), the longest `Retry-After` honoured
     /// (`CONNECTORS_RETRY_AFTER_MAX_MS`, default 60 s).
-    public var retry = GoogleRetry()
+    public var retry = BackoffPolicy(maxRetries: 4, baseDelay: .milliseconds(500), maxDelay: .seconds(32), maxRetryAfter: .seconds(60))
     /// "Now" for token expiry and records; a seam for tests.
     public var wallClock: any WallClock = SystemWallClock()
 
@@ -95,9 +96,9 @@ public struct ConnectorsConfiguration: ServiceConfiguration {
         calendarRequestsPer100Seconds = try environment.int("CONNECTORS_CALENDAR_REQUESTS_PER_100S", default: 1000, in: 1...1_000_000)
         gmailUnitsPerSecond = try environment.int("CONNECTORS_GMAIL_UNITS_PER_SECOND", default: 250, in: 5...1_000_000)
         driveRequestsPer100Seconds = try environment.int("CONNECTORS_DRIVE_REQUESTS_PER_100S", default: 1000, in: 1...1_000_000)
-        retry.maximumRetries = try environment.int("CONNECTORS_RETRY_MAX", default: 4, in: 0...20)
+        retry.maxRetries = try environment.int("CONNECTORS_RETRY_MAX", default: 4, in: 0...20)
         retry.baseDelay = try environment.milliseconds("CONNECTORS_RETRY_BASE_MS", default: .milliseconds(500))
-        retry.maximumRetryAfter = try environment.milliseconds("CONNECTORS_RETRY_AFTER_MAX_MS", default: .seconds(60))
+        retry.maxRetryAfter = try environment.milliseconds("CONNECTORS_RETRY_AFTER_MAX_MS", default: .seconds(60))
     }
 }
 

@@ -52,46 +52,6 @@ enum GoogleError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// How Google calls are retried: on 429, on 403 with reason `rateLimitExceeded` or
-/// `userRateLimitExceeded`, on 5xx and on transport failures; after the `Retry-After` Google
-/// asked for (capped), else exponential back-off with full jitter.
-public struct GoogleRetry: Sendable {
-    /// Retries after the first attempt.
-    public var maximumRetries = 4
-    public var baseDelay: Duration = .milliseconds(500)
-    public var maximumDelay: Duration = .seconds(32)
-    /// The longest `Retry-After` honoured: Google may ask for anything.
-    public var maximumRetryAfter: Duration = .seconds(60)
-
-    public init() {}
-
-    /// The wait before retry number `retry` (0-based).
-    func delay(beforeRetry retry: Int, asked: Duration?) -> Duration {
-        if let asked { return min(max(asked, .zero), maximumRetryAfter) }
-        let ceiling = min(maximumDelay, baseDelay * (1 << min(retry, 20)))
-        let milliseconds = Double(ceiling.components.seconds) * 1000 + Double(ceiling.components.attoseconds) / 1e15
-        return .milliseconds(Int64(Double.random(in: 0...max(1, milliseconds))))
-    }
-
-    /// `Retry-After` as delay-seconds or an HTTP date; anything else (negative, hex, huge) is
-    /// ignored or saturates.
-    static func retryAfter(_ value: String?, now: Date) -> Duration? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if value.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) {
-            guard value.utf8.count <= 9, let seconds = Int(value) else { return .seconds(86_400) }
-            return .seconds(seconds)
-        }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        let seconds = date.timeIntervalSince(now)
-        guard seconds.isFinite else { return nil }
-        return .milliseconds(Int64(min(max(0, seconds), 86_400) * 1000))
-    }
-}
-
 /// A quota as a token bucket: `rate` units a second, at most `burst` saved up. A caller takes
 /// its units and sleeps until they are there (first come, first served), so a burst of requests
 /// is spread to the quota instead of being refused by Google. `pause(for:)` holds everyone
@@ -156,10 +116,13 @@ final class QuotaBucket: Sendable {
 }
 
 /// Google's HTTP: every call bounded (time, body size), paced by its quota bucket, retried as
-/// ``GoogleRetry`` says, and its errors read from Google's JSON error format.
+/// ``BackoffPolicy`` says, and its errors read from Google's JSON error format.
 struct GoogleHTTP: Sendable {
     let http: HTTPClient
-    let retry: GoogleRetry
+    /// Retried on 429, on 403 with reason `rateLimitExceeded` or `userRateLimitExceeded`, on 5xx
+    /// and on transport failures, after Google's `Retry-After` (capped) or the back-off: the
+    /// policy ai-gateway's providers use.
+    let retry: BackoffPolicy
     let timeout: Duration
     let maximumResponseBytes: Int
     let logger: Logger
@@ -203,17 +166,17 @@ struct GoogleHTTP: Sendable {
                 }
                 if (200..<300).contains(response.status) { return response }
                 let error = Self.error(response)
-                guard Self.retryable(error), attempt < retry.maximumRetries else { throw error }
-                asked = GoogleRetry.retryAfter(response.header("retry-after"), now: Date())
-                if let asked { bucket?.pause(for: min(asked, retry.maximumRetryAfter)) }
+                guard Self.retryable(error), attempt < retry.maxRetries else { throw error }
+                asked = BackoffPolicy.retryAfter(response.headers, now: Date())
+                if let asked { bucket?.pause(for: min(asked, retry.maxRetryAfter)) }
                 logger.notice("google asked to retry", metadata: [
                     "status": "\(response.status)", "attempt": "\(attempt + 1)", "url": "\(Self.redacted(url))",
                     "retry_after_ms": "\(asked.map { $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000 } ?? -1)",
                 ])
             case .failure(let error):
-                guard case .transport(let transport) = error, transport != .cancelled, attempt < retry.maximumRetries else { throw error }
+                guard case .transport(let transport) = error, transport != .cancelled, attempt < retry.maxRetries else { throw error }
             }
-            let delay = retry.delay(beforeRetry: attempt, asked: asked)
+            let delay = retry.delay(beforeRetry: attempt, providerAsked: asked)
             attempt += 1
             do {
                 try await Task.sleep(for: delay)
