@@ -121,6 +121,43 @@ struct LinkTests {
 
 @Suite("connectors: Google Calendar", .serialized)
 struct CalendarTests {
+    @Test("after a restart the sealed refresh token is opened and used, and syncs go on from their cursors")
+    func restart() async throws {
+        try await ConnectorsWorld.with { world in
+            let account = try await world.link()
+            let ref = ConnectorRef(accountId: account.id)
+            try await world.event("a", summary: "Chemistry exam", start: "2026-12-10T09:00:00Z")
+            _ = try await world.call(Connectors.sync, ref)
+            await world.stopConnectors()
+            try await world.startConnectors()
+            try await world.event("b", summary: "Physics exam", start: "2026-12-11T09:00:00Z")
+            try await world.google.control("clear_log")
+            let status = try await world.call(Connectors.sync, ref)
+            #expect(status.lastError == nil)
+            let log = try await world.google.log()
+            #expect(log.filter { $0.path == "/token" }.count == 1, "access tokens live in memory only: one refresh after the restart")
+            #expect(log.first { $0.path.hasPrefix("/calendar/") }?.query["syncToken"] != nil)
+            #expect(Set(try await world.tasks().map(\.title)) == ["Chemistry exam", "Physics exam"])
+        }
+    }
+
+    /// `STUDYBUS_BENCH_CONNECTORS=N` (scripts/bench-connectors): a first sync of N events, timed.
+    @Test("benchmark: the first sync of many calendar events", .enabled(if: ProcessInfo.processInfo.environment["STUDYBUS_BENCH_CONNECTORS"] != nil))
+    func benchmarkCalendar() async throws {
+        let count = Int(ProcessInfo.processInfo.environment["STUDYBUS_BENCH_CONNECTORS"] ?? "") ?? 2000
+        try await ConnectorsWorld.with({ $0.maximumPages = 1000 }) { world in
+            let account = try await world.link()
+            try await world.google.control("events_bulk", ["count": .int(Int64(count))])
+            let started = ContinuousClock.now
+            let status = try await world.call(Connectors.sync, ConnectorRef(accountId: account.id))
+            let elapsed = ContinuousClock.now - started
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            #expect(status.sources.first?.added == count)
+            print("connectors_calendar_events_per_s \(Int(Double(count) / seconds)) events/s")
+            print("connectors_calendar_first_sync_ms \(Int(seconds * 1000)) ms")
+        }
+    }
+
     @Test("events become tasks and study sessions; later syncs use nextSyncToken; cancelled events are removed")
     func incrementalCalendar() async throws {
         try await ConnectorsWorld.with { world in

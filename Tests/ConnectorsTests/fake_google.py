@@ -189,6 +189,16 @@ class Handler(BaseHTTPRequestHandler):
                 event["etag"] = '"%d"' % STATE["calendar_version"]
                 STATE["events"].setdefault(calendar, {})[event["id"]] = event
                 STATE["calendar_changes"].append((STATE["calendar_version"], calendar, event["id"]))
+            elif action == "events_bulk":
+                calendar = command.get("calendar", "primary")
+                for index in range(command["count"]):
+                    STATE["calendar_version"] += 1
+                    event_id = "bulk%06d" % index
+                    STATE["events"].setdefault(calendar, {})[event_id] = {
+                        "id": event_id, "status": "confirmed", "summary": "Lecture %d" % index, "etag": '"%d"' % STATE["calendar_version"],
+                        "updated": "2026-12-01T00:00:00.%03dZ" % (index % 1000),
+                        "start": {"dateTime": "2026-12-%02dT%02d:00:00Z" % (1 + index % 28, index % 24)}}
+                    STATE["calendar_changes"].append((STATE["calendar_version"], calendar, event_id))
             elif action == "reset_sync_tokens":
                 STATE["calendar_min_token"] = STATE["calendar_version"] + 1
             elif action == "page_size":

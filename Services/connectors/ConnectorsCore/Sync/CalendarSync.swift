@@ -58,8 +58,16 @@ struct CalendarSync {
             guard items.count <= Self.maximumItemsPerPage else {
                 throw BusError.internal("Google's answer is malformed: a calendar page of \(items.count) events (at most \(Self.maximumItemsPerPage))")
             }
+            var ids: [String] = []
             for item in items {
-                try await apply(item, calendar: calendar, epoch: epoch, full: full, outcome: &outcome)
+                do throws(GoogleError) { ids.append(try GoogleJSON.id(item["id"], "an event's id")) } catch { throw error.busError }
+            }
+            let known = try await context.entries(.calendar, key: calendar, items: ids)
+            var changes: [EntryChange] = []
+            for (item, id) in zip(items, ids) {
+                if let change = try await apply(item, id: id, existing: known[id], calendar: calendar, full: full, outcome: &outcome) {
+                    changes.append(change)
+                }
             }
             let next: String?, nextSync: String?
             do throws(GoogleError) {
@@ -70,13 +78,14 @@ struct CalendarSync {
             }
             if let next {
                 cursor = (cursor.token, next, full ? epoch : nil)
-                try await context.saveCursor(.calendar, key: calendar, token: cursor.token, pageToken: next, epoch: cursor.epoch)
+                try await context.commit(.calendar, key: calendar, changes: changes, epoch: epoch, cursor: cursor)
                 if pages >= context.configuration.maximumPages { return }
                 continue
             }
             guard let nextSync else {
                 throw BusError.internal("Google's answer is malformed: the last page of events has no nextSyncToken")
             }
+            try await context.commit(.calendar, key: calendar, changes: changes, epoch: epoch, cursor: nil)
             if full {
                 for gone in try await context.unseen(.calendar, key: calendar, before: epoch) {
                     try await context.deleteRecord(kind: gone.kind, id: gone.recordID)
@@ -90,27 +99,19 @@ struct CalendarSync {
     }
 
     /// One event: cancelled removes its record; otherwise its task or session is written
-    /// (created, or updated when Google's `updated` changed).
-    private func apply(_ item: JSONValue, calendar: String, epoch: Int64, full: Bool, outcome: inout SourceOutcome) async throws(BusError) {
-        let eventID: String
-        do throws(GoogleError) {
-            eventID = try GoogleJSON.id(item["id"], "an event's id")
-        } catch {
-            throw error.busError
-        }
-        let existing = try await context.entry(.calendar, key: calendar, item: eventID)
+    /// (created, or updated when Google's `updated` changed). Returns the change to its entry.
+    private func apply(
+        _ item: JSONValue, id eventID: String, existing: KnownEntry?, calendar: String, full: Bool, outcome: inout SourceOutcome
+    ) async throws(BusError) -> EntryChange? {
         if GoogleJSON.string(item["status"], maximum: 32) == "cancelled" {
-            if let existing {
-                try await context.deleteRecord(kind: existing.kind, id: existing.recordID)
-                try await context.deleteEntry(.calendar, key: calendar, item: eventID)
-                outcome.removed += 1
-            }
-            return
+            guard let existing else { return nil }
+            try await context.deleteRecord(kind: existing.kind, id: existing.recordID)
+            outcome.removed += 1
+            return .delete(eventID)
         }
         let version = GoogleJSON.string(item["updated"], maximum: 64) ?? GoogleJSON.string(item["etag"], maximum: 128)
         if let existing, existing.version == version, version != nil {
-            if full { try await context.markSeen(.calendar, key: calendar, item: eventID, epoch: epoch) }
-            return
+            return full ? .seen(eventID) : nil
         }
         let summary = (GoogleJSON.string(item["summary"], maximum: 8192) ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         let title = (summary.isEmpty ? "Event" : summary).clippedScalars(StoreLimits.titleLength)
@@ -122,21 +123,40 @@ struct CalendarSync {
         if let existing, existing.kind != kind {
             try await context.deleteRecord(kind: existing.kind, id: existing.recordID)
         }
+        // A new entry is created first (an update first when it is known), and the other call
+        // follows only when the store disagrees: one call per event in the common cases.
+        let isNew = existing == nil || existing?.kind != kind
         if kind == "session", let start {
             let endedAt = end.map { max($0, start) }
+            let create = StudySessionCreate(id: recordID, startedAt: start, endedAt: endedAt)
+            let update = StudySessionUpdate(id: recordID, startedAt: start, endedAt: endedAt)
+            try await upsert(isNew: isNew, create: { () async throws(BusError) in _ = try await context.call(Store.createSession, create) },
+                             update: { () async throws(BusError) in _ = try await context.call(Store.updateSession, update) })
+        } else {
+            let create = StudyTaskCreate(id: recordID, title: title, dueAt: start)
+            let update = StudyTaskUpdate(id: recordID, title: title, dueAt: start, clearDueAt: start == nil ? true : nil)
+            try await upsert(isNew: isNew, create: { () async throws(BusError) in _ = try await context.call(Store.createTask, create) },
+                             update: { () async throws(BusError) in _ = try await context.call(Store.updateTask, update) })
+        }
+        if existing == nil { outcome.added += 1 } else { outcome.updated += 1 }
+        return .save(item: eventID, kind: kind, recordID: recordID, version: version)
+    }
+
+    /// Creates, or updates when the record exists (ALREADY_EXISTS); updates, or creates when it
+    /// is gone (NOT_FOUND: the user deleted it in the app, or a restore).
+    private func upsert(isNew: Bool, create: () async throws(BusError) -> Void, update: () async throws(BusError) -> Void) async throws(BusError) {
+        if isNew {
             do throws(BusError) {
-                _ = try await context.call(Store.updateSession, StudySessionUpdate(id: recordID, startedAt: start, endedAt: endedAt))
-            } catch where error.code == .notFound {
-                _ = try await context.call(Store.createSession, StudySessionCreate(id: recordID, startedAt: start, endedAt: endedAt))
+                try await create()
+            } catch where error.code == .alreadyExists {
+                try await update()
             }
         } else {
             do throws(BusError) {
-                _ = try await context.call(Store.updateTask, StudyTaskUpdate(id: recordID, title: title, dueAt: start, clearDueAt: start == nil ? true : nil))
+                try await update()
             } catch where error.code == .notFound {
-                _ = try await context.call(Store.createTask, StudyTaskCreate(id: recordID, title: title, dueAt: start))
+                try await create()
             }
         }
-        if existing == nil { outcome.added += 1 } else { outcome.updated += 1 }
-        try await context.saveEntry(.calendar, key: calendar, item: eventID, kind: kind, recordID: recordID, version: version, epoch: epoch)
     }
 }

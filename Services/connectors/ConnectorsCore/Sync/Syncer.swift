@@ -221,6 +221,20 @@ final class Syncer: Sendable {
     }
 }
 
+/// What an entry says of a synced item.
+struct KnownEntry: Sendable {
+    var kind: String
+    var recordID: String
+    var version: String?
+}
+
+/// A change to an item's entry, committed with its page.
+enum EntryChange: Sendable {
+    case save(item: String, kind: String, recordID: String, version: String?)
+    case seen(String)
+    case delete(String)
+}
+
 /// What a source's sync works with.
 struct SyncContext: Sendable {
     let syncer: Syncer
@@ -314,6 +328,62 @@ struct SyncContext: Sendable {
             }
         } catch {
             throw .internal("cannot read entries: \(error)")
+        }
+    }
+
+    /// The entries of `items` (a page's), read at once.
+    func entries(_ source: ConnectorSource, key: String, items: [String]) async throws(BusError) -> [String: KnownEntry] {
+        guard !items.isEmpty else { return [:] }
+        do {
+            return try await syncer.database.pool.read { [account] db in
+                var found: [String: KnownEntry] = [:]
+                for start in stride(from: 0, to: items.count, by: 500) {
+                    let chunk = Array(items[start..<min(start + 500, items.count)])
+                    let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                    let arguments = StatementArguments([account.id, source.rawValue, key]) + StatementArguments(chunk)
+                    for row in try Row.fetchAll(db, sql: """
+                        SELECT item_id, record_kind, record_id, version FROM entry WHERE account_id = ? AND source = ? AND key = ? AND item_id IN (\(marks))
+                        """, arguments: arguments) {
+                        found[row["item_id"]] = KnownEntry(kind: row["record_kind"], recordID: row["record_id"], version: row["version"])
+                    }
+                }
+                return found
+            }
+        } catch {
+            throw .internal("cannot read entries: \(error)")
+        }
+    }
+
+    /// A page's entry changes and the cursor after it, in one transaction (one commit per page,
+    /// not per item). Safe to lose in a crash: record ids are derived, so the page done again
+    /// writes the same records.
+    func commit(_ source: ConnectorSource, key: String, changes: [EntryChange], epoch: Int64, cursor: (token: String?, pageToken: String?, epoch: Int64?)?) async throws(BusError) {
+        try await syncer.write { [account] db in
+            for change in changes {
+                switch change {
+                case .save(let item, let kind, let recordID, let version):
+                    try db.execute(sql: """
+                        INSERT INTO entry (account_id, source, key, item_id, record_kind, record_id, version, seen_epoch) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (account_id, source, key, item_id) DO UPDATE SET record_kind = excluded.record_kind, record_id = excluded.record_id,
+                            version = excluded.version, seen_epoch = excluded.seen_epoch
+                        """, arguments: [account.id, source.rawValue, key, item, kind, recordID, version, epoch])
+                case .seen(let item):
+                    try db.execute(
+                        sql: "UPDATE entry SET seen_epoch = ? WHERE account_id = ? AND source = ? AND key = ? AND item_id = ?",
+                        arguments: [epoch, account.id, source.rawValue, key, item])
+                case .delete(let item):
+                    try db.execute(
+                        sql: "DELETE FROM entry WHERE account_id = ? AND source = ? AND key = ? AND item_id = ?",
+                        arguments: [account.id, source.rawValue, key, item])
+                }
+            }
+            if let cursor {
+                try db.execute(sql: """
+                    INSERT INTO cursor (account_id, source, key, token, page_token, full_sync_epoch) VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (account_id, source, key) DO UPDATE SET token = excluded.token, page_token = excluded.page_token,
+                        full_sync_epoch = excluded.full_sync_epoch
+                    """, arguments: [account.id, source.rawValue, key, cursor.token, cursor.pageToken, cursor.epoch])
+            }
         }
     }
 
