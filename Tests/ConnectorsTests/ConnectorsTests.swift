@@ -2,6 +2,7 @@ import Bus
 import ConnectorsCore
 import Contracts
 import Foundation
+import HTTPClient
 import ServiceKit
 import TestSupport
 import Testing
@@ -92,6 +93,22 @@ struct LinkTests {
             #expect(world.service.tokenRefreshes == 1)
             let refreshes = try await world.google.log().filter { $0.path == "/token" }.count
             #expect(refreshes == 2, "one code exchange, one refresh")
+        }
+    }
+
+    @Test("a token endpoint that fails is the sync's error: UNAVAILABLE, recorded, connector.failed without reauth")
+    func tokenEndpointDown() async throws {
+        try await ConnectorsWorld.with({ $0.retry.maxRetries = 1 }) { world in
+            let account = try await world.link()
+            world.clock.advance(by: 3500)
+            try await world.google.control("fail", ["path": .string("^/token$"), "status": .int(503), "reason": .string("backendError"), "count": .int(5)])
+            let failure = await world.failure(Connectors.sync, ConnectorRef(accountId: account.id))
+            #expect(failure?.code == .unavailable)
+            let status = try await world.call(Connectors.status, ConnectorRef(accountId: account.id))
+            #expect(status.state == .active && status.lastError?.contains("503") == true)
+            let failed = try await replayConnectors(world.client).filter { $0.topic == Connectors.failed.name }
+            #expect(failed.count == 1)
+            #expect(try failed.first.map { try WireCoding.decode(ConnectorFailed.self, from: $0.payload.jsonData).needsReauth } == false)
         }
     }
 

@@ -130,7 +130,15 @@ final class Syncer: Sendable {
                 "account \(accountId) needs to be linked again (Google refused its refresh token)",
                 details: .object(["needsReauth": .bool(true), "accountId": .string(accountId)]))
         }
-        let token = try await accessToken(row)
+        let token: String
+        do throws(BusError) {
+            token = try await accessToken(row)
+        } catch {
+            // Reauth is recorded where it is found; any other failure to get a token (Google
+            // unreachable, a key that does not open the token) is the whole sync's.
+            if error.details?["needsReauth"] == nil { try await recordFailure(row.account, error) }
+            throw error
+        }
         let context = SyncContext(syncer: self, account: row.account, accessToken: token)
         var results: [(ConnectorSource, Result<SourceOutcome, BusError>)] = []
         if !row.account.calendarIds.isEmpty {
@@ -172,6 +180,16 @@ final class Syncer: Sendable {
             let status = try Self.status(db, accountId: accountId, user: user)
             _ = try Outbox.append(db, Connectors.synced, status, user: user)
             return status
+        }
+    }
+
+    /// The account's last error and `connector.failed` (not needing reauth), in one transaction.
+    private func recordFailure(_ account: ConnectorAccount, _ error: BusError) async throws(BusError) {
+        let reason = String(error.message.prefix(1000))
+        let now = now.unixMilliseconds
+        try await write { db in
+            try db.execute(sql: "UPDATE account SET last_error = ?, last_sync_at = ? WHERE id = ?", arguments: [reason, now, account.id])
+            _ = try Outbox.append(db, Connectors.failed, ConnectorFailed(accountId: account.id, userId: account.userId, reason: reason, needsReauth: false), user: account.userId)
         }
     }
 
