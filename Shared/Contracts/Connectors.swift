@@ -119,7 +119,8 @@ public struct ConnectorAccount: Codable, Sendable, Equatable {
     public var state: ConnectorAccountState
     /// Calendars synced (default `["primary"]`).
     public var calendarIds: [String]
-    /// Gmail: only messages with these labels (history's `labelId`), or matching `gmailQuery`.
+    /// Gmail: only messages carrying every one of these labels (as `messages.list`'s
+    /// `labelIds`), and matching `gmailQuery` when it is set.
     public var gmailLabelIds: [String]
     public var gmailQuery: String?
     /// Drive folders whose files are synced (none: Drive is not synced).

@@ -113,7 +113,8 @@ struct GmailSync {
                     let id = try GoogleJSON.id(added["message"]?["id"], "a message id")
                     let labelIDs = added["message"]?["labelIds"]?.arrayValue?.compactMap { $0.stringValue } ?? []
                     let wanted = context.account.gmailLabelIds
-                    if !wanted.isEmpty, !labelIDs.isEmpty, !labelIDs.contains(where: wanted.contains) { continue }
+                    // Labels mean what messages.list's labelIds mean: every one of them.
+                    if !wanted.isEmpty, !labelIDs.isEmpty, !wanted.allSatisfy(labelIDs.contains) { continue }
                     if ids.contains(id) { continue }
                     if try await known(id) { continue }
                     ids.append(id)
