@@ -331,6 +331,32 @@ struct MailAndDriveTests {
         }
     }
 
+    @Test("Drive: a file over the size limit is skipped unread; a second sync at once joins the first")
+    func driveLimitsAndJoinedSyncs() async throws {
+        try await ConnectorsWorld.with({ $0.maximumFileBytes = 2048 }) { world in
+            let account = try await world.link()
+            let ref = ConnectorRef(accountId: account.id)
+            _ = try await world.call(Connectors.configure, ConnectorConfigureRequest(accountId: account.id, calendarIds: [], driveFolderIds: ["f"]))
+            let big = String(repeating: "Photosynthesis makes sugar. ", count: 200)
+            try await world.google.control("file", ["file": .object([
+                "id": .string("big"), "name": .string("big.txt"), "mimeType": .string("text/plain"), "parents": .array([.string("f")]),
+                "modifiedTime": .string("2026-12-01T10:00:00.000Z"), "content": .string(big)])])
+            try await world.google.control("file", ["file": .object([
+                "id": .string("small"), "name": .string("small.txt"), "mimeType": .string("text/plain"), "parents": .array([.string("f")]),
+                "modifiedTime": .string("2026-12-01T10:00:00.000Z"), "content": .string("Chlorophyll is green.")])])
+            try await world.google.control("clear_log")
+            async let first = world.call(Connectors.sync, ref)
+            async let second = world.call(Connectors.sync, ref)
+            let (a, b) = try await (first, second)
+            #expect(a == b, "the second call joined the running sync")
+            let log = try await world.google.log()
+            #expect(log.filter { $0.path == "/drive/v3/files" }.count == 1, "one listing for both calls")
+            #expect(!log.contains { $0.path == "/drive/v3/files/big" }, "too large by its listed size: not downloaded")
+            #expect(a.sources.first { $0.source == .drive }?.items == 1)
+            #expect(try await world.materials().count == 1)
+        }
+    }
+
     @Test("Drive: a folder's files and exported Google Docs become materials; changes replace them, removals delete them")
     func driveFolder() async throws {
         try await ConnectorsWorld.with { world in
