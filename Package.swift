@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "notifier", targets: ["notifier"]),
         .executable(name: "ingest", targets: ["ingest"]),
         .executable(name: "edge", targets: ["edge"]),
+        .executable(name: "connectors", targets: ["connectors"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
@@ -294,6 +295,22 @@ let package = Package(
         ),
         .executableTarget(name: "edge", dependencies: ["EdgeCore", "ServiceKit"], path: "Services/edge/main"),
 
+        // MARK: connectors
+        // connectors: users' Google accounts (sealed refresh tokens, sync cursors) and the
+        // incremental Calendar, Gmail and Drive syncs into store and ingest.
+        .target(
+            name: "ConnectorsCore",
+            dependencies: [
+                "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Services/connectors/ConnectorsCore"
+        ),
+        .executableTarget(name: "connectors", dependencies: ["ConnectorsCore", "ServiceKit"], path: "Services/connectors/main"),
+
         // Tests.
         .target(
             name: "TestSupport",
@@ -377,6 +394,17 @@ let package = Package(
             ],
             path: "Tests/IngestTests",
             exclude: ["Fixtures"]
+        ),
+        .testTarget(
+            name: "ConnectorsTests",
+            // The real store and ingest run beside connectors: events become tasks and sessions,
+            // mail and Drive files materials.
+            dependencies: [
+                "ConnectorsCore", "StoreCore", "IngestCore", "Bus", "Threads", "Wire", "Contracts", "Storage", "ServiceKit", "HTTPClient", "BrokerCore",
+                "TestSupport", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            path: "Tests/ConnectorsTests",
+            exclude: ["fake_google.py"]
         ),
     ]
 )

@@ -21,6 +21,7 @@ public enum Catalog {
     /// The contracts of all StudyBus services.
     public static let contracts: [any ServiceContract] = [
         AIGateway,
+        Connectors,
         Ingest,
         Notifier,
         Scheduler,

@@ -3,6 +3,7 @@ import BrokerCore
 import Bus
 import Contracts
 import Foundation
+import HTTPClient
 import ServiceKit
 import TestSupport
 import Testing

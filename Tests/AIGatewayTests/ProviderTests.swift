@@ -2,6 +2,7 @@ import AIGatewayCore
 import Bus
 import Contracts
 import Foundation
+import HTTPClient
 import ServiceKit
 import TestSupport
 import Testing

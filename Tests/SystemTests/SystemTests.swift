@@ -7,10 +7,10 @@ import Wire
 
 /// End-to-end: the real binaries started by `scripts/dev`, as users run them. Each test owns a
 /// whole system (own ports and data folder); within a test, flows run concurrently. The tests
-/// run one after another: a system is nine processes, and two cores are what CI has.
+/// run one after another: a system is ten processes, and two cores are what CI has.
 @Suite("The whole system, started by scripts/dev", .serialized)
 struct SystemTests {
-    static let services = ["store", "ai-gateway", "scheduler", "timer-ticker", "notifier", "ingest"]
+    static let services = ["store", "ai-gateway", "scheduler", "timer-ticker", "notifier", "connectors", "ingest"]
 
     @Test("the five flows of docs/flows.md complete end to end")
     func flows() async throws {
@@ -74,7 +74,7 @@ struct SystemTests {
     @Test("every service that owns data answers _backup with a copy of its SQLite file")
     func backups() async throws {
         try await DevSystem.run { system in
-            for service in ["store", "ai-gateway", "scheduler", "timer-ticker", "notifier"] {
+            for service in ["store", "ai-gateway", "scheduler", "timer-ticker", "notifier", "connectors"] {
                 let (info, attachment) = try await system.client.callWithAttachment(
                     Reserved.backup(service), Empty(), options: CallOptions(timeout: .seconds(60)))
                 let data = try #require(attachment)

@@ -1,6 +1,7 @@
 import Bus
 import Contracts
 import Foundation
+import HTTPClient
 import ServiceKit
 import Wire
 
@@ -118,39 +119,9 @@ public struct SpeechSettings: Sendable {
     }
 }
 
-/// How failed provider calls are retried: exponential back-off with full jitter, or the delay
-/// the provider asked for.
-public struct RetryPolicy: Sendable {
-    /// Retries after the first attempt.
-    public var maxRetries: Int
-    public var baseDelay: Duration
-    public var maxDelay: Duration
-    /// The longest wait a provider's `Retry-After` gets (the provider may ask for any, and the
-    /// wait pauses every caller of that provider).
-    public var maxRetryAfter: Duration
-
-    public init(maxRetries: Int = 2, baseDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8), maxRetryAfter: Duration = .seconds(60)) {
-        self.maxRetries = maxRetries
-        self.baseDelay = baseDelay
-        self.maxDelay = maxDelay
-        self.maxRetryAfter = maxRetryAfter
-    }
-
-    /// The wait before retry number `retry`: what the provider asked for, up to
-    /// ``maxRetryAfter``, or else the back-off.
-    func delay(beforeRetry retry: Int, providerAsked asked: Duration?) -> Duration {
-        guard let asked else { return delay(beforeRetry: retry) }
-        return min(max(asked, .zero), maxRetryAfter)
-    }
-
-    /// The wait before retry number `retry` (0-based): uniformly random up to base × 2^retry,
-    /// capped (AWS's "full jitter").
-    func delay(beforeRetry retry: Int) -> Duration {
-        let ceiling = min(maxDelay, baseDelay * (1 << min(retry, 20)))
-        let milliseconds = Double(ceiling.components.seconds) * 1000 + Double(ceiling.components.attoseconds) / 1e15
-        return .milliseconds(Int64(Double.random(in: 0...max(1, milliseconds))))
-    }
-}
+/// How failed provider calls are retried: HTTPClient's ``BackoffPolicy`` (exponential back-off
+/// with full jitter, or the delay the provider asked for), shared with connectors.
+public typealias RetryPolicy = BackoffPolicy
 
 /// ai-gateway's settings, read from the environment in one place (docs/services/ai-gateway.md).
 public struct AIGatewayConfiguration: ServiceConfiguration {

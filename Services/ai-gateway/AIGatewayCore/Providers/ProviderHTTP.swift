@@ -35,22 +35,15 @@ enum ProviderHTTP {
         return .http(status: status, message: message, retryAfter: retryAfter)
     }
 
-    /// The delay a response asks for: `retry-after-ms` (OpenAI's, milliseconds), else
-    /// `Retry-After` in seconds or as an HTTP date. The provider's numbers may be anything:
-    /// one that is not a number of 0 or more is ignored, a date in the past is no wait, and a
-    /// huge one saturates (``Duration/seconds(saturating:)``); the dispatcher caps the wait
-    /// (`AI_RETRY_AFTER_MAX_MS`).
+    /// The delay a response asks for (HTTPClient's ``BackoffPolicy/retryAfter(_:now:)``, shared
+    /// with connectors); the dispatcher caps the wait (`AI_RETRY_AFTER_MAX_MS`).
     static func retryAfter(_ headers: [String: String], now: Date = Date()) -> Duration? {
-        if let milliseconds = headers["retry-after-ms"].flatMap(delay) { return .milliseconds(saturating: milliseconds) }
-        guard let value = headers["retry-after"] else { return nil }
-        if let seconds = delay(value) { return .seconds(saturating: seconds) }
-        guard let date = HTTPStatusText.parseHTTPDate(value) else { return nil }
-        return .seconds(saturating: max(0, date.timeIntervalSince(now)))
+        BackoffPolicy.retryAfter(headers, now: now)
     }
 
     /// A protobuf JSON duration, e.g. `"23s"` or `"1.5s"`, read as ``retryAfter(_:now:)`` reads numbers.
     static func parseProtobufDuration(_ text: String) -> Duration? {
-        guard text.hasSuffix("s"), let seconds = delay(String(text.dropLast())) else { return nil }
+        guard text.hasSuffix("s"), let seconds = BackoffPolicy.decimal(String(text.dropLast())) else { return nil }
         return .seconds(saturating: seconds)
     }
 
@@ -69,13 +62,6 @@ enum ProviderHTTP {
     static func seconds(_ value: JSONValue?) -> Double? {
         guard let seconds = value?.doubleValue, seconds.isFinite, (0...WireLimits.maximumSeconds).contains(seconds) else { return nil }
         return seconds
-    }
-
-    /// A number of 0 or more written in decimal (`20`, `1.5`); not NaN, infinity, a sign or hex.
-    private static func delay(_ text: String) -> Double? {
-        let text = text.trimmingCharacters(in: .whitespaces)
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
-        return Double(text)
     }
 
     /// Reads what is left of a streamed error response and turns it into the provider's error.
@@ -106,13 +92,7 @@ enum HTTPStatusText {
     }
 
     /// An IMF-fixdate, e.g. `Wed, 21 Oct 2015 07:28:00 GMT`.
-    static func parseHTTPDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        return formatter.date(from: text)
-    }
+    static func parseHTTPDate(_ text: String) -> Date? { BackoffPolicy.parseHTTPDate(text) }
 }
 
 /// Reads one provider's streaming format: each server-sent event gives zero or more pieces of

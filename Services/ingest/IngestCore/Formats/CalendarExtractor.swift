@@ -93,12 +93,9 @@ enum CalendarExtractor {
         builder.paragraph(lines.joined(separator: "\n"))
     }
 
-    /// "Study", "Studying", "Studio" (Italian) as a category, or a summary starting with them
-    /// or saying "study session".
+    /// The rule every calendar source shares (Contracts' ``CalendarEntryRule``).
     private static func isStudy(summary: String, categories: String) -> Bool {
-        let words = ["study", "studying", "studio", "revision"]
-        let categoryWords = categories.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
-        return categoryWords.contains { words.contains($0) } || words.contains { summary.hasPrefix($0) } || summary.contains("study session")
+        CalendarEntryRule.isStudy(summary: summary, categories: categories)
     }
 }
 
