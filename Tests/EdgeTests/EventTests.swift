@@ -286,6 +286,9 @@ private struct RawConnection: Sendable {
         }
     }
 
+    /// Closes this side for writing only (a FIN), as a client that has sent all it will.
+    func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
+
     func close() { _ = Glibc.close(fd) }
 }
 
@@ -335,6 +338,25 @@ struct EventConnectionTests {
             #expect(answer.text.lowercased().contains("www-authenticate: bearer"))
             let body = try #require(answer.text.components(separatedBy: "\r\n\r\n").last)
             #expect(try JSONValue.parse(body).objectValue?["status"] == .string("UNAUTHENTICATED"))
+        }
+    }
+
+    @Test("a client that closes its side, before any request or after one, gets its answer and then the edge's close")
+    func halfClosedConnectionsClose() async throws {
+        try await EdgeWorld.with { world in
+            let silent = try RawConnection.open(port: world.edge.boundPort!)
+            defer { silent.close() }
+            silent.shutdownWrite()
+            let nothing = await silent.read()
+            #expect(nothing.closed && nothing.text.isEmpty)
+
+            let asking = try RawConnection.open(port: world.edge.boundPort!)
+            defer { asking.close() }
+            asking.send("GET /healthz HTTP/1.1\r\nHost: edge\r\n\r\n")
+            asking.shutdownWrite()
+            let answer = await asking.read()
+            #expect(answer.closed)
+            #expect(answer.text.hasPrefix("HTTP/1.1 200 "))
         }
     }
 

@@ -41,6 +41,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let streams: EventStreams
     private var state: State
     private var context: ChannelHandlerContext?
+    /// The client closed its side while requests were held: told to Hummingbird after them.
+    private var heldInputClosed = false
 
     /// For a pipeline where Hummingbird's handlers come after this one already.
     init(streams: EventStreams) {
@@ -95,6 +97,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         for part in held { channelRead(context: context, data: wrapInboundOut(part)) }
         // The async channel's handler hands reads on at a read's completion, not before.
         context.fireChannelReadComplete()
+        if heldInputClosed { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
@@ -104,6 +107,24 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         default: break
         }
         context.fireChannelInactive()
+    }
+
+    /// The client closed its side (the child channels allow half-closure). Before the first
+    /// request, or during a stream, nothing more can come that this handler would answer: the
+    /// connection closes. Otherwise Hummingbird's handlers finish what they answer and close it.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard case ChannelEvent.inputClosed = event else { return context.fireUserInboundEventTriggered(event) }
+        switch state {
+        case .holding(let held, let firstRequest) where held.isEmpty:
+            firstRequest?.succeed(.closed)
+            context.close(promise: nil)
+        case .holding:
+            heldInputClosed = true
+        case .answering:
+            context.close(promise: nil)
+        default:
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
