@@ -43,9 +43,9 @@ extension SystemTests {
                 (#"sum(studybus_broker_workers{service="ingest"})"#, { $0 == 2 }),
                 (#"sum(studybus_timers_active{state="running"})"#, { $0 >= 1 }),
                 (#"count(studybus_consumer_lag_events{consumer="scheduler",source="store"})"#, { $0 == 1 }),
-                ("count(studybus_database_wal_bytes)", { $0 == 5 }),
+                ("count(studybus_database_wal_bytes)", { $0 == 6 }),
                 (#"min(studybus_sqlite_memory_bytes)"#, { $0 > 0 }),
-                ("count(studybus_outbox_backlog_events)", { $0 == 3 }),
+                ("count(studybus_outbox_backlog_events)", { $0 == 4 }),
                 ("count(studybus_build_info)", { $0 == Double(targets.count) }),
             ]
             for (expression, holds) in expectations {
