@@ -61,11 +61,11 @@ final class Dispatcher: Sendable {
             case .local:
                 continue
             }
-            if let rate = remote.requestsPerMinute { buckets[remote.name] = TokenBucket(perMinute: rate, burst: remote.burst) }
+            if let rate = remote.requestsPerMinute { buckets[remote.name] = TokenBucket(perSecond: Double(rate) / 60, burst: Double(remote.burst)) }
             if let rate = remote.transcriptionRequestsPerMinute {
-                buckets[remote.name + ".transcribe"] = TokenBucket(perMinute: rate, burst: remote.burst)
+                buckets[remote.name + ".transcribe"] = TokenBucket(perSecond: Double(rate) / 60, burst: Double(remote.burst))
             }
-            if let rate = remote.speechRequestsPerMinute { buckets[remote.name + ".speech"] = TokenBucket(perMinute: rate, burst: remote.burst) }
+            if let rate = remote.speechRequestsPerMinute { buckets[remote.name + ".speech"] = TokenBucket(perSecond: Double(rate) / 60, burst: Double(remote.burst)) }
             prices[remote.name] = remote.prices
         }
         chatProviders = chat
@@ -228,7 +228,7 @@ final class Dispatcher: Sendable {
         while true {
             if let bucket {
                 guard let wait = bucket.reserve(notAfter: scope.deadline) else {
-                    throw lastError ?? .rateLimited("\(name)'s limit of \(bucket.perMinute) requests/min leaves no request before the deadline")
+                    throw lastError ?? .rateLimited("\(name)'s limit of \(Int((bucket.perSecond * 60).rounded())) requests/min leaves no request before the deadline")
                 }
                 if wait > .zero {
                     scope.logger.debug("waiting for the rate limit", metadata: ["provider": "\(name)", "ms": "\(wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)"])

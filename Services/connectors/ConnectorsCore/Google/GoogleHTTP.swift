@@ -1,7 +1,6 @@
 import Foundation
 import HTTPClient
 import Logging
-import Synchronization
 import Wire
 
 /// Why a Google call failed, typed; each maps to a bus status code.
@@ -52,66 +51,22 @@ enum GoogleError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// A quota as a token bucket: `rate` units a second, at most `burst` saved up. A caller takes
-/// its units and sleeps until they are there (first come, first served), so a burst of requests
-/// is spread to the quota instead of being refused by Google. `pause(for:)` holds everyone
-/// after Google said to wait.
-final class QuotaBucket: Sendable {
-    private struct State {
-        /// May go below zero: units promised to callers already waiting.
-        var units: Double
-        var updated: ContinuousClock.Instant
-        var pausedUntil: ContinuousClock.Instant?
-    }
-
-    let rate: Double
-    let burst: Double
-    private let state: Mutex<State>
-
-    init(rate: Double, burst: Double) {
-        self.rate = max(rate, 0.001)
-        self.burst = max(burst, 1)
-        state = Mutex(State(units: max(burst, 1), updated: .now, pausedUntil: nil))
-    }
-
+extension TokenBucket {
     /// Calendar's and Drive's "requests per 100 seconds": a burst of a tenth of it.
-    convenience init(requestsPer100Seconds: Int) {
-        self.init(rate: Double(requestsPer100Seconds) / 100, burst: max(1, Double(requestsPer100Seconds) / 10))
+    static func google(requestsPer100Seconds: Int) -> TokenBucket {
+        TokenBucket(perSecond: Double(requestsPer100Seconds) / 100, burst: max(1, Double(requestsPer100Seconds) / 10))
     }
 
     /// Gmail's "units per second per user": a burst of one second's worth.
-    convenience init(unitsPerSecond: Int) {
-        self.init(rate: Double(unitsPerSecond), burst: Double(unitsPerSecond))
+    static func google(unitsPerSecond: Int) -> TokenBucket {
+        TokenBucket(perSecond: Double(unitsPerSecond), burst: Double(unitsPerSecond))
     }
 
-    /// How long to wait before using `units`, reserved now.
-    func reserve(_ units: Double, now: ContinuousClock.Instant = .now) -> Duration {
-        state.withLock { state in
-            let elapsed = now - state.updated
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            state.units = min(burst, state.units + max(0, seconds) * rate)
-            state.updated = now
-            let take = min(units, burst)
-            var wait: Duration = .zero
-            if state.units < take { wait = .milliseconds(Int64(((take - state.units) / rate * 1000).rounded(.up))) }
-            if let paused = state.pausedUntil, paused > now + wait { wait = paused - now }
-            state.units -= take
-            return wait
-        }
-    }
-
-    /// Takes `units`, sleeping until they are there.
+    /// Takes `units`, sleeping until they are there (first come, first served), so a burst of
+    /// requests is spread to the quota instead of being refused by Google.
     func take(_ units: Double) async throws {
-        let wait = reserve(units)
+        let wait = reserve(units) ?? .zero
         if wait > .zero { try await Task.sleep(for: wait) }
-    }
-
-    /// Holds every caller for `delay` (Google said to wait).
-    func pause(for delay: Duration) {
-        let until = ContinuousClock.now + delay
-        state.withLock { state in
-            if state.pausedUntil.map({ $0 < until }) ?? true { state.pausedUntil = until }
-        }
     }
 }
 
@@ -133,7 +88,7 @@ struct GoogleHTTP: Sendable {
     ///   - maximumBytes: the largest body taken (default: the JSON limit).
     func send(
         _ url: String, method: String = "GET", accessToken: String?, form: [(String, String)]? = nil,
-        bucket: QuotaBucket?, units: Double = 1, maximumBytes: Int? = nil
+        bucket: TokenBucket?, units: Double = 1, maximumBytes: Int? = nil
     ) async throws(GoogleError) -> HTTPResponse {
         let limit = maximumBytes ?? maximumResponseBytes
         var headers: [(name: String, value: String)] = [("accept", "application/json")]
@@ -168,7 +123,7 @@ struct GoogleHTTP: Sendable {
                 let error = Self.error(response)
                 guard Self.retryable(error), attempt < retry.maxRetries else { throw error }
                 asked = BackoffPolicy.retryAfter(response.headers, now: Date())
-                if let asked { bucket?.pause(for: min(asked, retry.maxRetryAfter)) }
+                if let asked { bucket?.pause(until: .now + min(asked, retry.maxRetryAfter)) }
                 logger.notice("google asked to retry", metadata: [
                     "status": "\(response.status)", "attempt": "\(attempt + 1)", "url": "\(Self.redacted(url))",
                     "retry_after_ms": "\(asked.map { $0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000 } ?? -1)",
@@ -188,7 +143,7 @@ struct GoogleHTTP: Sendable {
 
     /// The JSON object of a 2xx answer.
     func json(
-        _ url: String, method: String = "GET", accessToken: String?, form: [(String, String)]? = nil, bucket: QuotaBucket?, units: Double = 1
+        _ url: String, method: String = "GET", accessToken: String?, form: [(String, String)]? = nil, bucket: TokenBucket?, units: Double = 1
     ) async throws(GoogleError) -> [String: JSONValue] {
         let response = try await send(url, method: method, accessToken: accessToken, form: form, bucket: bucket, units: units)
         return try Self.object(response.body)

@@ -24,7 +24,7 @@ struct GmailSync {
     static let maximumIDsPerPage = 1000
 
     private var base: String { "\(context.configuration.apiURL)/gmail/v1/users/me" }
-    private var bucket: QuotaBucket { context.syncer.gmailBucket(context.user) }
+    private var bucket: TokenBucket { context.syncer.gmailBucket(context.user) }
 
     func run() async throws(BusError) -> SourceOutcome {
         do throws(GoogleError) {

@@ -3,6 +3,7 @@ import Contracts
 import Crypto
 import Foundation
 import GRDB
+import HTTPClient
 import Logging
 import ServiceKit
 import Storage
@@ -30,9 +31,9 @@ final class Syncer: Sendable {
     let configuration: ConnectorsConfiguration
     let logger: Logger
     /// Calendar's and Drive's quotas are per project; Gmail's per user.
-    let calendarBucket: QuotaBucket
-    let driveBucket: QuotaBucket
-    private let gmailBuckets = Mutex<[String: QuotaBucket]>([:])
+    let calendarBucket: TokenBucket
+    let driveBucket: TokenBucket
+    private let gmailBuckets = Mutex<[String: TokenBucket]>([:])
     private let running = Mutex<[String: Task<ConnectorStatus, any Error>]>([:])
 
     init(database: ServiceDatabase, outbox: Outbox, bus: Bus, google: GoogleHTTP, configuration: ConnectorsConfiguration, logger: Logger) {
@@ -46,20 +47,20 @@ final class Syncer: Sendable {
             http: google, tokenURL: configuration.tokenURL, revokeURL: configuration.revokeURL, clientID: configuration.clientID,
             clientSecret: configuration.clientSecret)
         sealer = Sealer(key: configuration.sealingKey)
-        calendarBucket = QuotaBucket(requestsPer100Seconds: configuration.calendarRequestsPer100Seconds)
-        driveBucket = QuotaBucket(requestsPer100Seconds: configuration.driveRequestsPer100Seconds)
+        calendarBucket = TokenBucket.google(requestsPer100Seconds: configuration.calendarRequestsPer100Seconds)
+        driveBucket = TokenBucket.google(requestsPer100Seconds: configuration.driveRequestsPer100Seconds)
     }
 
     var now: Date { configuration.wallClock.now() }
 
     /// The Gmail quota of `user`.
-    func gmailBucket(_ user: String) -> QuotaBucket {
+    func gmailBucket(_ user: String) -> TokenBucket {
         gmailBuckets.withLock { buckets in
             if let bucket = buckets[user] { return bucket }
             // Bounded: a user whose bucket is full again needs no state, so forget them all
             // rather than keep one per user ever seen.
             if buckets.count >= 10_000 { buckets.removeAll() }
-            let bucket = QuotaBucket(unitsPerSecond: configuration.gmailUnitsPerSecond)
+            let bucket = TokenBucket.google(unitsPerSecond: configuration.gmailUnitsPerSecond)
             buckets[user] = bucket
             return bucket
         }
