@@ -202,13 +202,6 @@ final class ConnectorsWorld: Sendable {
 
     /// Runs `body` in a fresh world and stops it after, whatever happens.
     static func with(_ settings: @escaping @Sendable (inout ConnectorsConfiguration) -> Void = { _ in }, _ body: (ConnectorsWorld) async throws -> Void) async throws {
-        let world = try await ConnectorsWorld(settings)
-        do {
-            try await body(world)
-        } catch {
-            await world.stop()
-            throw error
-        }
-        await world.stop()
+        try await running(try await ConnectorsWorld(settings), stop: { await $0.stop() }, body)
     }
 }

@@ -8,11 +8,7 @@ import FoundationNetworking
 import AIGatewayCore
 import TestSupport
 import Testing
-import Threads
 import Wire
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// One Server-Sent Event as a client reads it.
 struct SSEEvent {
@@ -247,51 +243,6 @@ struct ChatStreamTests {
     }
 }
 
-/// A blocking loopback connection whose test chooses what it sends and when it reads.
-private struct RawConnection: Sendable {
-    let fd: Int32
-
-    /// - Parameter receiveBuffer: the socket's receive buffer in bytes, small for a slow client.
-    static func open(port: Int, receiveBuffer: Int32? = nil) throws -> RawConnection {
-        let fd = try connectLoopback(port: port)
-        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
-        return RawConnection(fd: fd)
-    }
-
-    func send(_ text: String) {
-        let bytes = Array(text.utf8)
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
-            sent += n
-        }
-    }
-
-    /// Reads until `done` holds for what was read, the peer closes or `timeout` passes between
-    /// two reads; returns what was read and whether the peer closed.
-    func read(timeout: Duration = .seconds(10), until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> (text: String, closed: Bool) {
-        await offThePool {
-            var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-            var answer: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 65_536)
-            while true {
-                let n = recv(fd, &buffer, buffer.count, 0)
-                if n == 0 { return (String(decoding: answer, as: UTF8.self), true) }
-                if n < 0 { return (String(decoding: answer, as: UTF8.self), false) }
-                answer += buffer[0..<n]
-                if done(String(decoding: answer, as: UTF8.self)) { return (String(decoding: answer, as: UTF8.self), false) }
-            }
-        }
-    }
-
-    /// Closes this side for writing only (a FIN), as a client that has sent all it will.
-    func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
-
-    func close() { _ = Glibc.close(fd) }
-}
-
 /// The subject names of the `subject.created` events in raw SSE text, in order.
 private func subjectNames(_ text: String) -> [String] {
     text.split(separator: "\n").filter { $0.hasPrefix("data: ") }.compactMap {
@@ -306,7 +257,7 @@ struct EventConnectionTests {
         try await EdgeWorld.with { world in
             let alice = try await token("alice")
             _ = try await world.call("store/subjects.create", #"{"name":"Stored"}"#, token: alice)
-            let connection = try RawConnection.open(port: world.edge.boundPort!)
+            let connection = try LoopbackConnection.open(port: world.edge.boundPort!)
             defer { connection.close() }
             let whoami = "POST /v1/probe/whoami HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
             let events = "GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\n\r\n"
@@ -329,7 +280,7 @@ struct EventConnectionTests {
     @Test("a refused stream is answered with its error and the connection closed")
     func refusalClosesTheConnection() async throws {
         try await EdgeWorld.with { world in
-            let connection = try RawConnection.open(port: world.edge.boundPort!)
+            let connection = try LoopbackConnection.open(port: world.edge.boundPort!)
             defer { connection.close() }
             connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer not-a-token\r\n\r\n")
             let answer = await connection.read()
@@ -344,13 +295,13 @@ struct EventConnectionTests {
     @Test("a client that closes its side, before any request or after one, gets its answer and then the edge's close")
     func halfClosedConnectionsClose() async throws {
         try await EdgeWorld.with { world in
-            let silent = try RawConnection.open(port: world.edge.boundPort!)
+            let silent = try LoopbackConnection.open(port: world.edge.boundPort!)
             defer { silent.close() }
             silent.shutdownWrite()
             let nothing = await silent.read()
             #expect(nothing.closed && nothing.text.isEmpty)
 
-            let asking = try RawConnection.open(port: world.edge.boundPort!)
+            let asking = try LoopbackConnection.open(port: world.edge.boundPort!)
             defer { asking.close() }
             asking.send("GET /healthz HTTP/1.1\r\nHost: edge\r\n\r\n")
             asking.shutdownWrite()
@@ -365,7 +316,7 @@ struct EventConnectionTests {
         try await EdgeWorld.with({ $0.corsOrigins = ["https://app.example"] }) { world in
             let alice = try await token("alice")
             for (origin, allowed) in [("https://app.example", true), ("https://evil.example", false)] {
-                let connection = try RawConnection.open(port: world.edge.boundPort!)
+                let connection = try LoopbackConnection.open(port: world.edge.boundPort!)
                 defer { connection.close() }
                 connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nOrigin: \(origin)\r\nAuthorization: Bearer \(alice)\r\n\r\n")
                 let head = await connection.read { $0.contains("\r\n\r\n") }.text.lowercased()
@@ -379,7 +330,7 @@ struct EventConnectionTests {
     func slowReaderCatchesUp() async throws {
         try await EdgeWorld.with({ $0.ratePerSecond = 100_000; $0.rateBurst = 100_000 }) { world in
             let alice = try await token("alice")
-            let connection = try RawConnection.open(port: world.edge.boundPort!, receiveBuffer: 4096)
+            let connection = try LoopbackConnection.open(port: world.edge.boundPort!, receiveBuffer: 4096)
             defer { connection.close() }
             connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\n\r\n")
             _ = await connection.read { $0.contains("\r\n\r\n") }

@@ -39,24 +39,59 @@ public func connectLoopback(port: Int) throws -> Int32 {
 }
 
 private func blockingRawHTTP(port: Int, _ request: [UInt8], timeout: Duration) throws -> String {
-    let fd = try connectLoopback(port: port)
-    defer { close(fd) }
-    var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
-    var sent = 0
-    while sent < request.count {
-        let n = request[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-        if n <= 0 { break }
-        sent += n
+    let connection = try LoopbackConnection.open(port: port)
+    defer { connection.close() }
+    connection.send(request)
+    return connection.receive(timeout: timeout).text
+}
+
+/// A blocking loopback connection whose test chooses what it sends and when it reads; the
+/// caller closes it.
+public struct LoopbackConnection: Sendable {
+    public let fd: Int32
+
+    /// - Parameter receiveBuffer: the socket's receive buffer in bytes, small for a slow client.
+    public static func open(port: Int, receiveBuffer: Int32? = nil) throws -> LoopbackConnection {
+        let fd = try connectLoopback(port: port)
+        if var size = receiveBuffer { setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size)) }
+        return LoopbackConnection(fd: fd)
     }
-    var answer: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = recv(fd, &buffer, buffer.count, 0)
-        if n <= 0 { break }
-        answer += buffer[0..<n]
+
+    public func send(_ text: String) { send(Array(text.utf8)) }
+
+    public func send(_ bytes: [UInt8]) {
+        var sent = 0
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return }
+            sent += n
+        }
     }
-    return String(decoding: answer, as: UTF8.self)
+
+    /// Reads until `done` holds for what was read, the peer closes or `timeout` passes between
+    /// two reads; what was read and whether the peer closed. Blocks its thread.
+    public func receive(timeout: Duration, until done: (String) -> Bool = { _ in false }) -> (text: String, closed: Bool) {
+        var limit = timeval(tv_sec: Int(timeout.components.seconds), tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        var answer: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            if n <= 0 { return (String(decoding: answer, as: UTF8.self), n == 0) }
+            answer += buffer[0..<n]
+            if done(String(decoding: answer, as: UTF8.self)) { return (String(decoding: answer, as: UTF8.self), false) }
+        }
+    }
+
+    /// ``receive(timeout:until:)`` on a thread of its own, off the cooperative pool.
+    public func read(timeout: Duration = .seconds(10), until done: @escaping @Sendable (String) -> Bool = { _ in false }) async -> (text: String, closed: Bool) {
+        await offThePool { receive(timeout: timeout, until: done) }
+    }
+
+    /// Closes this side for writing only (a FIN), as a client that has sent all it will.
+    public func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
+
+    public func close() { _ = Glibc.close(fd) }
 }
 
 /// `GET path` (or another method) on 127.0.0.1:`port`, one request per connection.

@@ -7,15 +7,9 @@ struct Admission: Sendable {
     let verifier: TokenVerifier
     let rateLimiter: RateLimiter
 
-    /// Why a request is not admitted, and the headers its answer carries.
-    struct Refusal: Error {
-        let error: BusError
-        let headers: HTTPFields
-    }
-
-    /// The user of the `Authorization` header's token; a refusal is 401 with `WWW-Authenticate`
-    /// (RFC 6750) or 429 with `Retry-After`.
-    func user(authorization: String?) async -> Result<String, Refusal> {
+    /// The user of the `Authorization` header's token, or the answer that refuses the request:
+    /// 401 with `WWW-Authenticate` (RFC 6750) or 429 with `Retry-After`.
+    func user(authorization: String?) async -> Result<String, ErrorAnswer> {
         let user: String
         do {
             user = try await verifier.user(authorization: authorization)
@@ -25,13 +19,13 @@ struct Admission: Sendable {
             if error != .missing {
                 challenge += #", error="\#(error.error)", error_description="\#(error.description)""#
             }
-            return .failure(Refusal(error: BusError(.unauthenticated, error.description), headers: [.wwwAuthenticate: challenge]))
+            return .failure(ErrorAnswer(BusError(.unauthenticated, error.description), headers: [.wwwAuthenticate: challenge]))
         }
         if let wait = rateLimiter.take(user) {
             let seconds = max(1, Int((wait / .seconds(1)).rounded(.up)))
             let error = BusError(
                 .resourceExhausted, "too many requests for this user; retry after \(seconds) s", details: .object(["retryAfterSeconds": .int(Int64(seconds))]))
-            return .failure(Refusal(error: error, headers: [.retryAfter: String(seconds)]))
+            return .failure(ErrorAnswer(error, headers: [.retryAfter: String(seconds)]))
         }
         return .success(user)
     }

@@ -70,7 +70,7 @@ struct EventStreams: Sendable {
         let user: String
         switch await admission.user(authorization: head.headerFields[.authorization]) {
         case .success(let admitted): user = admitted
-        case .failure(let refusal): return .failure(ErrorAnswer(refusal.error, headers: refusal.headers))
+        case .failure(let refusal): return .failure(refusal)
         }
         var cursor = EventCursor()
         do throws(BusError) {

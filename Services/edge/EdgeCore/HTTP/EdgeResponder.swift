@@ -65,10 +65,11 @@ struct EdgeResponder: HTTPResponder {
     /// `POST /v1/SERVICE/METHOD`: the JSON body as one bus call on behalf of the token's user.
     private func call(_ request: Request, log: inout AccessLog) async -> Response {
         let user: String
-        switch await admit(request, log: &log) {
+        switch await admission.user(authorization: request.headers[.authorization]) {
         case .success(let admitted): user = admitted
-        case .failure(let refusal): return refusal.response
+        case .failure(let refusal): return errorResponse(refusal)
         }
+        log.user = user
         let segments = request.uri.path.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count == 4, let method = routes.method(service: segments[2], name: segments[3]) else {
             return errorResponse(.notFound("no app-facing method at \(request.uri.path.prefix(200))"))
@@ -98,22 +99,6 @@ struct EdgeResponder: HTTPResponder {
         } catch {
             return errorResponse(error)
         }
-    }
-
-    /// The token's user, or the answer that refuses the request.
-    private func admit(_ request: Request, log: inout AccessLog) async -> Result<String, Refusal> {
-        switch await admission.user(authorization: request.headers[.authorization]) {
-        case .success(let user):
-            log.user = user
-            return .success(user)
-        case .failure(let refusal):
-            return .failure(Refusal(response: errorResponse(refusal.error, headers: refusal.headers)))
-        }
-    }
-
-    /// An answer that ends a request before its route runs.
-    struct Refusal: Error {
-        let response: Response
     }
 
     // MARK: Call options

@@ -26,9 +26,13 @@ public func httpStatus(for code: StatusCode) -> HTTPResponse.Status {
 /// and the body
 /// `{"code","status","message","details"}` (gRPC's number and name, the message, the details
 /// or null).
-func errorResponse(_ error: BusError, headers: HTTPFields = [:]) -> Response {
-    let answer = ErrorAnswer(error, headers: headers)
-    return jsonResponse(answer.body, status: answer.status, headers: answer.headers)
+func errorResponse(_ error: BusError) -> Response {
+    errorResponse(ErrorAnswer(error))
+}
+
+/// An error answer made already, with its headers (a refused admission's).
+func errorResponse(_ answer: ErrorAnswer) -> Response {
+    jsonResponse(answer.body, status: answer.status, headers: answer.headers)
 }
 
 /// An error answer's parts, for a response written without Hummingbird (event streams).
