@@ -115,6 +115,34 @@ public final class ServiceDatabase: Sendable {
         }
     }
 
+    /// How much of the file the writer's connection may hold in memory. Both are bounds a
+    /// process grows to as its file grows past them, not allocations made at open.
+    public struct WriterMemory: Sendable, Equatable {
+        /// Its page cache (`PRAGMA cache_size`).
+        public var cacheMebibytes: Int
+        /// How much of the file it reads through a memory map instead of a copy per page
+        /// (`PRAGMA mmap_size`; 0: none). Mapped pages count in the process's resident memory
+        /// once read, and the kernel may drop them.
+        public var mappedMebibytes: Int
+
+        public init(cacheMebibytes: Int, mappedMebibytes: Int = 0) {
+            self.cacheMebibytes = cacheMebibytes
+            self.mappedMebibytes = mappedMebibytes
+        }
+    }
+
+    /// Bounds the writer's page cache and memory map.
+    /// - Throws: `FAILED_PRECONDITION` when the pragmas cannot be set.
+    public func limitWriterMemory(_ memory: WriterMemory) throws(BusError) {
+        do {
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA cache_size = -\(memory.cacheMebibytes * 1024); PRAGMA mmap_size = \(memory.mappedMebibytes << 20)")
+            }
+        } catch {
+            throw .failedPrecondition("cannot set the page cache of \(url.path): \(error)")
+        }
+    }
+
     /// `PRAGMA integrity_check`: "ok" when the file is sound.
     public func integrityCheck() throws -> String {
         try pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "no result" }

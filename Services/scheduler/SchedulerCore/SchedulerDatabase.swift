@@ -226,17 +226,18 @@ public enum SchedulerDatabase {
         DataOwner.DatabaseSettings(url: url, migrator: migrator)
     }
 
+    /// The writer touches the card indexes of users with up to millions of cards: a 64 MiB page
+    /// cache and memory-mapped reads instead of a pread per page.
+    public static let defaultWriterMemory = ServiceDatabase.WriterMemory(cacheMebibytes: 64, mappedMebibytes: 256)
+
     /// Tunes the open database for its writer and starts its background checkpointer; once,
     /// before the first write.
-    public static func prepare(_ database: ServiceDatabase, logger: Logger) throws {
-        // The writer touches the card indexes of users with up to millions of cards: give it a
-        // 64 MiB page cache and memory-mapped reads instead of a pread per page. A thread of its
-        // own copies the log back into the file as the writer commits, so that the writer does
-        // not stop to do it; the writer's own checkpoint, at 10,000 pages (40 MB) of log, only
-        // finishes what that thread left and lets the log start over.
-        try database.pool.writeWithoutTransaction { db in
-            try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA mmap_size = 268435456; PRAGMA wal_autocheckpoint = 10000")
-        }
+    public static func prepare(_ database: ServiceDatabase, writerMemory: ServiceDatabase.WriterMemory = defaultWriterMemory, logger: Logger) throws {
+        try database.limitWriterMemory(writerMemory)
+        // A thread of its own copies the log back into the file as the writer commits, so that
+        // the writer does not stop to do it; the writer's own checkpoint, at 10,000 pages
+        // (40 MB) of log, only finishes what that thread left and lets the log start over.
+        try database.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 10000") }
         try database.checkpointInBackground(logger: logger)
     }
 }

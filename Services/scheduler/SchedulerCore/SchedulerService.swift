@@ -26,18 +26,25 @@ public struct SchedulerConfiguration: ServiceConfiguration {
     /// differ a little, but a change stamped far ahead would win every later edit
     /// (`SCHEDULER_SYNC_FUTURE_SKEW_SECONDS`, 0…86400, default 300).
     public var syncFutureSkew: Duration = .seconds(300)
+    /// The writer's page cache and memory map (`SCHEDULER_SQLITE_CACHE_MB`, default 64;
+    /// `SCHEDULER_SQLITE_MMAP_MB`, default 256).
+    public var writerMemory = SchedulerDatabase.defaultWriterMemory
 
     /// The defaults, with the database at `databaseURL`.
     public init(databaseURL: URL) {
         self.databaseURL = databaseURL
     }
 
-    /// Reads `DATA_DIR`, `SCHEDULER_CREDIT` and `SCHEDULER_SYNC_FUTURE_SKEW_SECONDS`.
+    /// Reads `DATA_DIR`, `SCHEDULER_CREDIT`, `SCHEDULER_SYNC_FUTURE_SKEW_SECONDS`,
+    /// `SCHEDULER_SQLITE_CACHE_MB` (1…65536) and `SCHEDULER_SQLITE_MMAP_MB` (0…65536).
     /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
     public init(environment: Environment) throws(BusError) {
         self.init(databaseURL: try environment.dataDirectory(service: Self.serviceName).appending(path: "scheduler.sqlite"))
         credit = try environment.int("SCHEDULER_CREDIT", default: credit, in: 1...1024)
         syncFutureSkew = .seconds(try environment.int("SCHEDULER_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400))
+        writerMemory = .init(
+            cacheMebibytes: try environment.int("SCHEDULER_SQLITE_CACHE_MB", default: writerMemory.cacheMebibytes, in: 1...65_536),
+            mappedMebibytes: try environment.int("SCHEDULER_SQLITE_MMAP_MB", default: writerMemory.mappedMebibytes, in: 0...65_536))
     }
 }
 
@@ -63,7 +70,7 @@ public final class SchedulerService: StudyBusService {
             context: context, contract: Scheduler, database: SchedulerDatabase.settings(at: configuration.databaseURL),
             credit: configuration.credit, events: .init())
         let database = owner.database
-        try SchedulerDatabase.prepare(database, logger: logger)
+        try SchedulerDatabase.prepare(database, writerMemory: configuration.writerMemory, logger: logger)
         clock = configuration.clock
         syncFutureSkew = configuration.syncFutureSkew
         studyTally = StudyTally()

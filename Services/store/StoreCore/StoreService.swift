@@ -28,10 +28,13 @@ public struct StoreConfiguration: ServiceConfiguration {
     public var pdfMaximumPages: Int
     /// Bounds of Anki package import and export (`STORE_APKG_*`).
     public var apkgLimits: ApkgLimits
+    /// The writer's page cache (`STORE_SQLITE_CACHE_MB`, default 64).
+    public var writerMemory: ServiceDatabase.WriterMemory
 
     public init(
         databaseURL: URL, clock: any WallClock = SystemWallClock(), credit: Int = 64, outboxRetention: Duration = .seconds(30 * 86_400),
-        syncFutureSkew: Duration = .seconds(300), pdfMaximumPages: Int = 500, apkgLimits: ApkgLimits = ApkgLimits()
+        syncFutureSkew: Duration = .seconds(300), pdfMaximumPages: Int = 500, apkgLimits: ApkgLimits = ApkgLimits(),
+        writerMemory: ServiceDatabase.WriterMemory = .init(cacheMebibytes: 64)
     ) {
         self.databaseURL = databaseURL
         self.clock = clock
@@ -40,11 +43,12 @@ public struct StoreConfiguration: ServiceConfiguration {
         self.syncFutureSkew = syncFutureSkew
         self.pdfMaximumPages = pdfMaximumPages
         self.apkgLimits = apkgLimits
+        self.writerMemory = writerMemory
     }
 
     /// Reads `DATA_DIR`, `STORE_CREDIT` (1…1024), `OUTBOX_RETENTION_DAYS` (1…3650),
-    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400), `STORE_PDF_MAX_PAGES` (2…10000) and the
-    /// `STORE_APKG_*` limits (``ApkgLimits``).
+    /// `STORE_SYNC_FUTURE_SKEW_SECONDS` (0…86400), `STORE_PDF_MAX_PAGES` (2…10000),
+    /// `STORE_SQLITE_CACHE_MB` (1…65536) and the `STORE_APKG_*` limits (``ApkgLimits``).
     /// - Throws: `INVALID_ARGUMENT` naming the variable when a value is out of range.
     public init(environment: Environment) throws(BusError) {
         self.init(
@@ -53,7 +57,8 @@ public struct StoreConfiguration: ServiceConfiguration {
             outboxRetention: .seconds(86_400 * (try environment.int("OUTBOX_RETENTION_DAYS", default: 30, in: 1...3650))),
             syncFutureSkew: .seconds(try environment.int("STORE_SYNC_FUTURE_SKEW_SECONDS", default: 300, in: 0...86_400)),
             pdfMaximumPages: try environment.int("STORE_PDF_MAX_PAGES", default: 500, in: 2...10_000),
-            apkgLimits: try ApkgLimits(environment: environment))
+            apkgLimits: try ApkgLimits(environment: environment),
+            writerMemory: .init(cacheMebibytes: try environment.int("STORE_SQLITE_CACHE_MB", default: 64, in: 1...65_536)))
     }
 }
 
@@ -117,12 +122,11 @@ public final class StoreService: StudyBusService {
             credit: configuration.credit, events: .init(retention: configuration.outboxRetention))
         database = owner.database
         outbox = owner.outbox!
+        try database.limitWriterMemory(configuration.writerMemory)
         do {
-            // A bigger page cache for the writer; WAL checkpoints mostly by the indexer's loop
-            // after writes, rather than inside a request's commit every 4 MB.
-            try database.pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA cache_size = -65536; PRAGMA wal_autocheckpoint = 10000")
-            }
+            // WAL checkpoints mostly by the indexer's loop after writes, rather than inside a
+            // request's commit every 4 MB.
+            try database.pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA wal_autocheckpoint = 10000") }
         } catch {
             throw BusError.failedPrecondition("cannot configure the database: \(error)")
         }
