@@ -30,10 +30,13 @@ extension SystemTests {
 
             let ofTrace = { collector.spans.filter { $0.traceID == traceID } }
             // ingest's request span ends last of its spans, after its materials.put returns: each
-            // process exports on its own schedule, so wait for that one too.
-            try await eventually("ingest's request span and scheduler's and notifier's consumer spans are exported", timeout: .seconds(45)) {
+            // process exports on its own schedule, so wait for that one too, and for the server
+            // span of every call ingest made (ai-gateway's among them).
+            try await eventually("ingest's request span, its callees' and scheduler's and notifier's consumer spans are exported", timeout: .seconds(45)) {
                 let spans = ofTrace()
+                let servedCalls = Set(spans.filter { $0.kind == .server }.map(\.parentSpanID))
                 return spans.contains { $0.service == "ingest" && $0.name == "ingest/ingest.submit" }
+                    && spans.filter { $0.service == "ingest" && $0.kind == .client }.allSatisfy { servedCalls.contains($0.spanID) }
                     && spans.contains { $0.service == "notifier" && $0.name == "process material.ingested" }
                     && spans.contains { $0.service == "scheduler" && $0.name == "process flashcard.created" }
                     && spans.contains { $0.service == "store" && $0.name == "store/materials.get" }
