@@ -24,7 +24,7 @@ import tempfile
 import time
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.options import Options
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
@@ -44,8 +44,11 @@ def step(text):
 
 
 def wait(driver, what, condition, seconds=30):
+    # The console redraws its tables as news arrives; an element read during a redraw is stale,
+    # which means "look again", not a failure.
     try:
-        return WebDriverWait(driver, seconds, poll_frequency=0.2).until(lambda d: condition(d))
+        return WebDriverWait(driver, seconds, poll_frequency=0.2,
+                             ignored_exceptions=(StaleElementReferenceException,)).until(lambda d: condition(d))
     except TimeoutException:
         raise AssertionError("timed out after %d s waiting for %s" % (seconds, what))
 
@@ -63,21 +66,22 @@ def browser(profile):
 
 
 def service_ready(driver, name):
-    """The service's row and, for each of its workers, a version and SERVING."""
-    rows = driver.find_elements(By.CSS_SELECTOR, '#services tr.service[data-service="%s"]' % name)
-    if not rows:
-        return False
-    instances = []
-    row = rows[0].find_elements(By.XPATH, "following-sibling::tr")
-    for candidate in row:
-        if "instance" not in candidate.get_attribute("class"):
-            break
-        instances.append([cell.text for cell in candidate.find_elements(By.TAG_NAME, "td")])
+    """The service's row and, for each of its workers, a version and SERVING.
+
+    Read in one script so that the rows come from a single rendering of the table."""
+    instances = driver.execute_script("""
+        const row = document.querySelector('#services tr.service[data-service="' + arguments[0] + '"]');
+        if (!row) return null;
+        const instances = [];
+        for (let next = row.nextElementSibling; next && next.classList.contains('instance'); next = next.nextElementSibling)
+            instances.push(Array.from(next.querySelectorAll('td'), cell => cell.innerText.trim()));
+        return instances;""", name)
     return bool(instances) and all(cells[2] not in ("", "?") and cells[4] == "SERVING" for cells in instances)
 
 
 def tail_subjects(driver):
-    return [row.get_attribute("data-subject") for row in driver.find_elements(By.CSS_SELECTOR, "#tail tbody tr[data-subject]")]
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#tail tbody tr[data-subject]'), row => row.dataset.subject)")
 
 
 def main():
