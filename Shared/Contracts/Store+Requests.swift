@@ -222,8 +222,20 @@ public struct MaterialOriginal: Codable, Sendable, Equatable {
     }
 }
 
-/// `materials.stuck`: materials in `processing` whose attempt started more than
-/// `olderThanSeconds` ago (a worker was lost). With a `user` header only that user's; without
+/// `materials.renew`: the job of the attempt that started at `attemptStartedAt` (the material's
+/// `processingStartedAt`) still runs. A job that may take longer than the sweep's age (a long
+/// lecture) renews its material, so that no worker takes it for lost.
+public struct MaterialRenew: Codable, Sendable, Equatable {
+    public var id: String
+    public var attemptStartedAt: Date
+    public init(id: String, attemptStartedAt: Date) {
+        self.id = id
+        self.attemptStartedAt = attemptStartedAt
+    }
+}
+
+/// `materials.stuck`: materials in `processing` whose attempt started, or was last renewed
+/// (`materials.renew`), more than `olderThanSeconds` ago (a worker was lost). With a `user` header only that user's; without
 /// one, every user's (the ingest sweep); only ids and owners are returned.
 public struct StuckMaterialsRequest: Codable, Sendable, Equatable {
     /// 1…315,360,000 (ten years); default 600.

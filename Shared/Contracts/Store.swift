@@ -41,8 +41,10 @@ public struct StoreContract: ServiceContract {
     public let materialOriginal = Method<RecordID, MaterialOriginal>(Self.self, "materials.original", "The material's original file, in the reply's attachment frame.", audience: .app)
     public let materialText = Method<RecordID, MaterialText>(
         Self.self, "materials.text", "The material's whole extracted text, document after document, from its chunks without their overlaps.", audience: .app)
+    public let renewMaterial = Method<MaterialRenew, Empty>(
+        Self.self, "materials.renew", "A worker's job on a processing material is alive: its attempt is not stuck for materials.stuck's age from now; a later attempt's material is FAILED_PRECONDITION.", audience: .service)
     public let stuckMaterials = Method<StuckMaterialsRequest, StuckMaterials>(
-        Self.self, "materials.stuck", "Materials in processing longer than a time (lost workers); every user's when the header has no user.", audience: .service)
+        Self.self, "materials.stuck", "Materials in processing whose attempt started, or was last renewed, longer ago than a time (lost workers); every user's when the header has no user.", audience: .service)
 
     // MARK: Source documents and chunks
     public let createSourceDocument = Method<SourceDocumentCreate, SourceDocument>(Self.self, "sourceDocuments.create", "Add a source document to a material.", audience: .app)

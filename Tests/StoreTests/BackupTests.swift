@@ -46,7 +46,7 @@ struct BackupTests {
         #expect(result.status == 0, "busctl failed: \(result.err)")
         let size = try #require(FileManager.default.attributesOfItem(atPath: target.path)[.size] as? NSNumber).int64Value
         #expect(result.out.hasPrefix("store: \(size) bytes, sha256 "))
-        #expect(result.out.contains("migrations (newest: store.v4.chunk-sections) -> \(target.path)"))
+        #expect(result.out.contains("migrations (newest: store.v5.processing-lease) -> \(target.path)"))
         let permissions = try #require(FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? NSNumber)
         #expect(permissions.intValue == 0o600)
         try expectSoundCopy(at: target, holding: before)

@@ -38,8 +38,8 @@ struct IngestTests {
         let world = try await StoreWorld.start()
         let missing = await world.failure(Store.uploadMaterial, MaterialUpload(title: "t", sourceKind: .pdf))
         #expect(missing?.code == .invalidArgument && missing?.message.contains("attachment") == true)
-        let audio = await world.failure(Store.uploadMaterial, MaterialUpload(title: "t", sourceKind: .audio), attachment: Data(count: 5 * 1024 * 1024 + 1))
-        #expect(audio?.code == .invalidArgument && audio?.message.contains("5 MB") == true)
+        let audio = await world.failure(Store.uploadMaterial, MaterialUpload(title: "t", sourceKind: .audio), attachment: Data(count: 50 * 1024 * 1024 + 1))
+        #expect(audio?.code == .invalidArgument && audio?.message.contains("a recording may have at most 50 MB") == true)
         let material = try await world.call(Store.createMaterial, MaterialCreate(title: "typed", sourceKind: .text))
         #expect(await world.failure(Store.materialOriginal, RecordID(id: material.id))?.code == .notFound)
         await world.stop()
@@ -216,6 +216,37 @@ struct IngestTests {
         let alices = try await world.call(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: 600))
         #expect(alices.materials.map(\.id) == [old.material.id])
         #expect(await world.failure(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: 0))?.code == .invalidArgument)
+        await world.stop()
+    }
+
+    @Test("materials.renew keeps a long job's material out of materials.stuck; only the attempt that holds it may renew, silently")
+    func renewKeepsALongJobAlive() async throws {
+        let world = try await StoreWorld.start()
+        let upload = try await world.call(Store.uploadMaterial, MaterialUpload(title: "Lecture", sourceKind: .audio), attachment: Data("a".utf8))
+        let attempt = try #require(upload.material.processingStartedAt)
+        let before = try await world.events(after: 0).count
+        world.clock.advance(by: 500)
+        _ = try await world.call(Store.renewMaterial, MaterialRenew(id: upload.material.id, attemptStartedAt: attempt))
+        world.clock.advance(by: 500)  // 1,000 s since the attempt began, 500 since its renewal
+        #expect(try await world.call(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: 600), as: nil).materials.isEmpty)
+        world.clock.advance(by: 101)
+        #expect(try await world.call(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: 600), as: nil).materials.map(\.id) == [upload.material.id])
+        // Not a change of the record: no event, the same updatedAt.
+        #expect(try await world.events(after: 0).count == before)
+        #expect(try await world.call(Store.getMaterial, RecordID(id: upload.material.id)).updatedAt == upload.material.updatedAt)
+
+        // Another attempt's stamp, another user, a failed material: FAILED_PRECONDITION, nothing renewed.
+        let stale = MaterialRenew(id: upload.material.id, attemptStartedAt: attempt - 1)
+        #expect(await world.failure(Store.renewMaterial, stale)?.code == .failedPrecondition)
+        #expect(await world.failure(Store.renewMaterial, MaterialRenew(id: upload.material.id, attemptStartedAt: attempt), as: "bob")?.code == .failedPrecondition)
+        _ = try await world.call(Store.failMaterial, MaterialFail(id: upload.material.id, reason: "cancelled"))
+        #expect(await world.failure(Store.renewMaterial, MaterialRenew(id: upload.material.id, attemptStartedAt: attempt))?.code == .failedPrecondition)
+        // A retry is a new attempt: a fresh age, whatever the old one renewed.
+        world.clock.advance(by: 10)
+        let retried = try await world.call(Store.startProcessing, RecordID(id: upload.material.id))
+        world.clock.advance(by: 599)
+        #expect(try await world.call(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: 600), as: nil).materials.isEmpty)
+        _ = try await world.call(Store.renewMaterial, MaterialRenew(id: upload.material.id, attemptStartedAt: try #require(retried.processingStartedAt)))
         await world.stop()
     }
 

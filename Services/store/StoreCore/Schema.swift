@@ -10,10 +10,10 @@ import SyncKit
 /// - `store.v3.sync`: per-row device, the change log and tombstones for `sync.push`/`sync.pull`.
 public enum StoreSchema {
     /// Every migration, in order.
-    public static var migrator: DatabaseMigrator { migrator(through: .chunkSections) }
+    public static var migrator: DatabaseMigrator { migrator(through: .processingLease) }
 
     /// The named stages of the schema, for tests that start from an old one.
-    public enum Stage: Int, Sendable { case content = 1, search, sync, chunkSections }
+    public enum Stage: Int, Sendable { case content = 1, search, sync, chunkSections, processingLease }
 
     /// The migrations up to and including `stage`.
     public static func migrator(through stage: Stage) -> DatabaseMigrator {
@@ -29,6 +29,12 @@ public enum StoreSchema {
         }
         if stage.rawValue >= Stage.chunkSections.rawValue {
             migrator.registerMigration("store.v4.chunk-sections") { db in try db.execute(sql: "ALTER TABLE chunk ADD COLUMN section TEXT") }
+        }
+        if stage.rawValue >= Stage.processingLease.rawValue {
+            // When a long job last said it is alive (`materials.renew`); not part of the record.
+            migrator.registerMigration("store.v5.processing-lease") { db in
+                try db.execute(sql: "ALTER TABLE material ADD COLUMN processing_renewed_at INTEGER")
+            }
         }
         return migrator
     }

@@ -41,6 +41,23 @@ enum IngestMethods {
             try Field.id(request.id, "id")
             return try await store.read(context) { db, user in try text(request.id, db, user: user) }
         }
+        handlers.handle(Store.renewMaterial) { store, request, context in
+            try Field.id(request.id, "id")
+            let user = try context.requireUser()
+            let now = store.clock.now().unixMilliseconds
+            // Not a change of the record (no event, no sync, no idempotency key): only the sweep reads it.
+            let renewed = try await store.database.pool.write { db in
+                try db.execute(
+                    sql: "UPDATE material SET processing_renewed_at = ? WHERE user_id = ? AND id = ? AND status = 'processing' AND processing_started_at = ?",
+                    arguments: [now, user, request.id, request.attemptStartedAt.unixMilliseconds])
+                return db.changesCount == 1
+            }
+            guard renewed else {
+                throw BusError.failedPrecondition(
+                    "material '\(request.id)' is not processing in the attempt that started at \(request.attemptStartedAt) (it failed, was cancelled or deleted, or another attempt took it); stop the job")
+            }
+            return Empty()
+        }
         handlers.handle(Store.stuckMaterials) { store, request, context in
             let age = try Field.number(request.olderThanSeconds ?? 600, "olderThanSeconds", in: 1...StoreLimits.maximumStuckAgeSeconds)
             let limit = try Field.int(request.limit, "limit", in: 1...1000, default: 100)
@@ -56,11 +73,11 @@ enum IngestMethods {
         var sha256: String
     }
 
-    /// Refuses files over the material limits: 50 MB, images 10 MB, audio 5 MB.
+    /// Refuses files over the material limits: 50 MB, images 10 MB, recordings 50 MB.
     static func checkSize(_ bytes: Int, kind: MaterialSourceKind) throws(BusError) {
         let (limit, what) = switch kind {
         case .image: (StoreLimits.imageBytes, "an image")
-        case .audio: (StoreLimits.audioBytes, "an audio clip")
+        case .audio: (StoreLimits.audioBytes, "a recording")
         default: (StoreLimits.materialBytes, "a material")
         }
         guard bytes <= limit else {
@@ -162,10 +179,14 @@ enum IngestMethods {
     }
 
     static func stuck(before cutoff: Int64, user: String?, limit: Int, _ db: Database) throws -> StuckMaterials {
-        var sql = "SELECT id, user_id, processing_started_at, sha256 FROM material WHERE status = 'processing' AND processing_started_at < ?"
+        // An attempt renewed since it started is as old as its last renewal.
+        var sql = """
+            SELECT id, user_id, processing_started_at, sha256 FROM material
+            WHERE status = 'processing' AND processing_started_at < ?1 AND coalesce(processing_renewed_at, 0) < ?1
+            """
         var arguments: [any DatabaseValueConvertible] = [cutoff]
         if let user {
-            sql += " AND user_id = ?"
+            sql += " AND user_id = ?2"
             arguments.append(user)
         }
         sql += " ORDER BY processing_started_at, user_id, id LIMIT \(limit)"
