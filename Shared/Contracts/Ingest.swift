@@ -74,8 +74,8 @@ public enum IngestFormat: String, WireEnum {
         }
     }
 
-    /// The largest file of this format: images 10 MB, audio clips 5 MB, anything else 50 MB
-    /// (MirrorBuddy's limits, the store's ``StoreLimits``).
+    /// The largest file of this format: images 10 MB, anything else (recordings too) 50 MB
+    /// (MirrorBuddy's limits and three-hour lectures, the store's ``StoreLimits``).
     public var maxBytes: Int {
         switch sourceKind {
         case .image: StoreLimits.imageBytes
@@ -291,7 +291,8 @@ public struct IngestProgress: Codable, Sendable, Equatable {
     public var stage: IngestStage
     /// 0...100, never decreasing within one job.
     public var percent: Int
-    /// The failure reason (stage `failed`).
+    /// The failure reason (stage `failed`), or how far a recording's transcription is
+    /// ("transcribed 3 of 45 pieces of the recording", stage `extracting`).
     public var message: String?
 
     public init(materialId: String, userId: String, stage: IngestStage, percent: Int, message: String? = nil) {

@@ -451,7 +451,8 @@ public enum StoreLimits {
     /// Size of a material's original file.
     public static let materialBytes = 50 * 1024 * 1024
     public static let imageBytes = 10 * 1024 * 1024
-    public static let audioBytes = 5 * 1024 * 1024
+    /// A recording: 50 MB holds a three-hour lecture at 32 kbps (ingest splits it for transcription).
+    public static let audioBytes = 50 * 1024 * 1024
     /// Per `materials.put`.
     public static let chunksPerPut = 20_000
     public static let flashcardsPerPut = 5_000

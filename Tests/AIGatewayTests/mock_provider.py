@@ -9,7 +9,7 @@
 
 Tests script what comes next with POST /_control/script {"route": "openai"|"gemini"|"whisper"|"speech",
 "steps": [...]}; each request on the route takes the next step (default: answer "mock answer").
-A step may set status, text, headers, retryDelay (Gemini), delayMs, chunkDelayMs, breakAfter
+A step may set file (whisper: only for an upload of that file name), status, text, headers, retryDelay (Gemini), delayMs, chunkDelayMs, breakAfter
 (chunks sent before the connection is dropped), malformed (broken JSON), finishReason, usage,
 transcript, seconds (of speech). GET /_control/requests lists what arrived; POST /_control/reset forgets everything.
 Prints its port, then serves."""
@@ -27,10 +27,14 @@ SCRIPTS = {"openai": [], "gemini": [], "whisper": [], "speech": []}
 REQUESTS = []
 
 
-def next_step(route):
+def next_step(route, file_name=None):
+    """The route's next step; a step with "file" is only for an upload of that file name."""
     with LOCK:
         queue = SCRIPTS[route]
-        return queue.pop(0) if queue else {}
+        for index, step in enumerate(queue):
+            if step.get("file") in (None, file_name):
+                return queue.pop(index)
+        return {}
 
 
 def words(text):
@@ -231,7 +235,7 @@ class Handler(BaseHTTPRequestHandler):
         self.end_stream()
 
     def whisper(self, form):
-        step = next_step("whisper")
+        step = next_step("whisper", (form.get("file") or {}).get("filename"))
         time.sleep(step.get("delayMs", 0) / 1000)
         if step.get("status", 200) != 200:
             return self.error_reply(step, gemini=False)

@@ -79,8 +79,8 @@ struct FailureTests {
         try await withIngest { world in
             let image = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(count: 10 * 1024 * 1024)
             try await world.expectFailure("big.png", data: image, containing: "an image may have at most 10 MB")
-            let audio = Data("RIFF\0\0\0\0WAVE".utf8) + Data(count: 5 * 1024 * 1024)
-            try await world.expectFailure("big.wav", data: audio, containing: "an audio clip may have at most 5 MB")
+            let audio = Data("RIFF\0\0\0\0WAVE".utf8) + Data(count: 50 * 1024 * 1024)
+            try await world.expectFailure("big.wav", data: audio, containing: "a recording may have at most 50 MB")
             let pdf = Data("%PDF-1.4\n".utf8) + Data(count: 50 * 1024 * 1024)
             let error = try await world.submitFailure("big.pdf", data: pdf)
             #expect(error?.code == .invalidArgument)

@@ -70,6 +70,16 @@ final class WhisperMock: Sendable {
         }
     }
 
+    /// The file name and size of each upload to the transcription endpoint, in arrival order
+    /// (the mock records a request when it arrives, before it answers).
+    func transcriptions() async throws -> [(fileName: String, bytes: Int)] {
+        let response = try await http.send(HTTPRequest(url: server.baseURL + "/_control/requests"))
+        return try (JSONValue.parse(response.body).arrayValue ?? []).compactMap { request in
+            guard request["path"]?.stringValue?.hasPrefix("/v1/audio/transcriptions") == true, let file = request["form"]?["file"] else { return nil }
+            return (file["filename"]?.stringValue ?? "", Int(file["bytes"]?.intValue ?? 0))
+        }
+    }
+
     func stop() async {
         await http.shutdown()
         await server.stop()

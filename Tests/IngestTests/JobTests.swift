@@ -135,7 +135,7 @@ struct JobTests {
             let formats = try await world.client.call(Ingest.formats, Empty(), options: CallOptions(user: "alice"))
             #expect(Set(formats.formats.map(\.format)) == Set(IngestFormat.allCases))
             #expect(formats.formats.first { $0.format == .png }?.maxBytes == 10 * 1024 * 1024)
-            #expect(formats.formats.first { $0.format == .mp3 }?.maxBytes == 5 * 1024 * 1024)
+            #expect(formats.formats.first { $0.format == .mp3 }?.maxBytes == 50 * 1024 * 1024)
             #expect(formats.formats.first { $0.format == .pdf }?.maxBytes == 50 * 1024 * 1024)
             #expect(formats.chunkTargetCharacters == 1000 && formats.chunkOverlapCharacters == 150)
         }

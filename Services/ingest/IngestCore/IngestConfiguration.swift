@@ -37,6 +37,8 @@ public struct ToolSettings: Sendable {
     public var catppt = "catppt"
     /// `heif-convert` (libheif-examples): HEIC/HEIF photos to PNG for OCR.
     public var heifConvert = "heif-convert"
+    /// `ffmpeg` (Debian package ffmpeg): finds a recording's silences and cuts it into pieces.
+    public var ffmpeg = "ffmpeg"
     /// The longest one run of a tool may take; it is killed then.
     public var timeout: Duration
     /// What one run of a tool may use (its resource limits).
@@ -45,12 +47,13 @@ public struct ToolSettings: Sendable {
     /// The Debian tools by name, English OCR, 60 s a run, the default limits.
     public init(
         pdftotext: String = "pdftotext", pdftoppm: String = "pdftoppm", tesseract: String = "tesseract", ocrLanguages: String = "eng",
-        catdoc: String = "catdoc", catppt: String = "catppt", heifConvert: String = "heif-convert",
+        catdoc: String = "catdoc", catppt: String = "catppt", heifConvert: String = "heif-convert", ffmpeg: String = "ffmpeg",
         timeout: Duration = .seconds(60), limits: ToolLimits = ToolLimits()
     ) {
         self.catdoc = catdoc
         self.catppt = catppt
         self.heifConvert = heifConvert
+        self.ffmpeg = ffmpeg
         self.pdftotext = pdftotext
         self.pdftoppm = pdftoppm
         self.tesseract = tesseract
@@ -58,6 +61,26 @@ public struct ToolSettings: Sendable {
         self.timeout = timeout
         self.limits = limits
     }
+}
+
+/// How recordings are split and transcribed (docs/services/ingest.md, "Recordings and lectures").
+public struct RecordingSettings: Sendable, Equatable {
+    /// The longest recording transcribed, in seconds (`INGEST_AUDIO_MAX_MINUTES`, 180).
+    public var maximumSeconds: Double = 3 * 3600
+    /// The longest piece one `transcribe` gets, in seconds (`INGEST_AUDIO_PIECE_SECONDS`, 240):
+    /// at most ai-gateway's offline limit of 300 s. A recording no longer than this (and within
+    /// ai-gateway's 5 MiB) is sent whole.
+    public var pieceSeconds: Double = 240
+    /// Pieces of one recording transcribed at once (`INGEST_TRANSCRIBE_CONCURRENCY`, 4).
+    public var concurrency = 4
+    /// What a job may take beyond `jobTimeout` per minute of recording
+    /// (`INGEST_JOB_SECONDS_PER_AUDIO_MINUTE`, 60: the offline recognizer's pace on one core).
+    public var jobTimePerMinute: Duration = .seconds(60)
+    /// A silence is quieter than this, in dB below full scale, for at least `minimumSilenceSeconds`.
+    public var silenceDecibels = -35
+    public var minimumSilenceSeconds = 0.5
+
+    public init() {}
 }
 
 /// How `ingest.submitURL` fetches: where it may connect, how long it may take, how many
@@ -115,14 +138,15 @@ public struct IngestConfiguration: ServiceConfiguration {
     /// evenly across them); at most ai-gateway's 2 MiB.
     public var aiInputBytes = 256 * 1024
     public var urlFetch = URLFetchSettings()
+    public var recordings = RecordingSettings()
 
     /// The defaults of docs/services/ingest.md.
     public init() {}
 
     /// The bytes a job may unpack or take from tools, reserved with its file in the memory budget:
     /// for a Word document, an e-mail (its attachments) or a PDF, `maxCompressionRatio` times the
-    /// file (at least 1 MiB) up to `maxExpansionBytes`; for an image 1 MiB (OCR's text); none for
-    /// text and audio, which expand nothing. Never more than the memory budget.
+    /// file (at least 1 MiB) up to `maxExpansionBytes`; for an image or a recording 1 MiB (OCR's
+    /// text, ffmpeg's list of silences); none for text, which expands nothing. Never more than the memory budget.
     public func expansionAllowance(_ format: IngestFormat, fileBytes: Int) -> Int {
         let mebibyte = 1024 * 1024
         let allowance: Int
@@ -130,9 +154,9 @@ public struct IngestConfiguration: ServiceConfiguration {
         case .docx, .eml, .pdf, .odt, .epub, .pptx, .doc, .ppt, .rtf:
             let (scaled, overflow) = fileBytes.multipliedReportingOverflow(by: maxCompressionRatio)
             allowance = min(maxExpansionBytes, overflow ? .max : max(mebibyte, scaled))
-        case .png, .jpeg, .heic:
+        case .png, .jpeg, .heic, .wav, .mp3, .m4a:
             allowance = min(maxExpansionBytes, mebibyte)
-        case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics, .wav, .mp3, .m4a:
+        case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics:
             allowance = 0
         }
         return min(allowance, memoryBudgetBytes)
@@ -163,6 +187,7 @@ public struct IngestConfiguration: ServiceConfiguration {
             catdoc: environment.string("INGEST_CATDOC", default: "catdoc"),
             catppt: environment.string("INGEST_CATPPT", default: "catppt"),
             heifConvert: environment.string("INGEST_HEIF_CONVERT", default: "heif-convert"),
+            ffmpeg: environment.string("INGEST_FFMPEG", default: "ffmpeg"),
             timeout: .seconds(try environment.int("INGEST_TOOL_TIMEOUT_SECONDS", default: 60, in: 1...3600)),
             limits: ToolLimits(
                 memoryBytes: try environment.int("INGEST_TOOL_MEMORY_MB", default: 1024, in: 64...1_048_576) * 1024 * 1024,
@@ -184,6 +209,11 @@ public struct IngestConfiguration: ServiceConfiguration {
         urlFetch.connectTimeout = .seconds(try environment.int("INGEST_URL_CONNECT_TIMEOUT_SECONDS", default: 10, in: 1...300))
         urlFetch.timeout = .seconds(try environment.int("INGEST_URL_TIMEOUT_SECONDS", default: 60, in: 1...3600))
         urlFetch.maxRedirects = try environment.int("INGEST_URL_MAX_REDIRECTS", default: 5, in: 0...20)
+        recordings.maximumSeconds = Double(try environment.int("INGEST_AUDIO_MAX_MINUTES", default: 180, in: 1...1440) * 60)
+        recordings.pieceSeconds = Double(try environment.int(
+            "INGEST_AUDIO_PIECE_SECONDS", default: 240, in: 20...Int(AIGatewayLimits.offlineAudioSeconds)))
+        recordings.concurrency = try environment.int("INGEST_TRANSCRIBE_CONCURRENCY", default: 4, in: 1...64)
+        recordings.jobTimePerMinute = .seconds(try environment.int("INGEST_JOB_SECONDS_PER_AUDIO_MINUTE", default: 60, in: 0...3600))
         aiInputBytes = try environment.int("INGEST_AI_INPUT_KB", default: 256, in: 1...(AIGatewayLimits.textBytes / 1024)) * 1024
     }
 }

@@ -361,10 +361,15 @@ def mp3_silence(frames=8):
     return (header + bytes(417 - len(header))) * frames
 
 
-def m4a_stub():
-    """An MP4 audio container: an ftyp box (brand M4A) and an empty media data box."""
-    ftyp = b"M4A " + struct.pack(">I", 0) + b"M4A mp42isom"
-    return struct.pack(">I", 8 + len(ftyp)) + b"ftyp" + ftyp + struct.pack(">I", 8 + 64) + b"mdat" + bytes(64)
+def m4a_silence(seconds=0.5):
+    """Half a second of silence as AAC in an M4A container, encoded by ffmpeg (ingest decodes
+    recordings with it to find their length and silences, so the container must be whole)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "silence.m4a")
+        subprocess.run(["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono",
+                        "-t", str(seconds), "-c:a", "aac", "-b:a", "32k", "-fflags", "+bitexact", "-map_metadata", "-1", path], check=True)
+        with open(path, "rb") as audio:
+            return audio.read()
 
 
 # -- E-mail: alternatives (plain + HTML), a PDF and a calendar attached -------------------------
@@ -447,7 +452,7 @@ def main():
     write("scan.pdf", image_pdf(render(OCR_PDF, "jpeg")))
     write("speech.wav", wav_silence())
     write("speech.mp3", mp3_silence())
-    write("speech.m4a", m4a_stub())
+    write("speech.m4a", m4a_silence())
     write("mail.eml", EML)
     write("unknown.xyz", b"\x13\x37 not a format ingest knows")
 

@@ -17,7 +17,7 @@ package enum DocumentProbe {
         let context = ExtractionContext(
             tools: ToolSettings(
                 pdftotext: "/nonexistent/pdftotext", pdftoppm: "/nonexistent/pdftoppm", tesseract: "/nonexistent/tesseract", catdoc: "/nonexistent/catdoc",
-                catppt: "/nonexistent/catppt", heifConvert: "/nonexistent/heif-convert"),
+                catppt: "/nonexistent/catppt", heifConvert: "/nonexistent/heif-convert", ffmpeg: "/nonexistent/ffmpeg"),
             scratch: folder,
             transcribe: { _, _, _ throws(BusError) in throw .failedPrecondition("no transcription while probing") },
             budget: ExtractionBudget(expansionAllowance: 64 << 20, compressionRatio: 100))

@@ -15,6 +15,12 @@ struct ExtractionContext: Sendable {
     var budget: ExtractionBudget
     /// How deep in attached e-mails this file is (attachments of attachments are read to depth 3).
     var depth = 0
+    /// How recordings are split and transcribed.
+    var recordings = RecordingSettings()
+    /// Gives the job more time: a recording's, once its length is known.
+    var extendDeadline: @Sendable (Duration) -> Void = { _ in }
+    /// Says how many of a recording's pieces are transcribed (progress events).
+    var transcribed: @Sendable (_ pieces: Int, _ of: Int) -> Void = { _, _ in }
 }
 
 /// Turns a file of a known format into an ``ExtractedDocument``. Parsing runs on a dispatch

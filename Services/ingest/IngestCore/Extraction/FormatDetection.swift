@@ -66,7 +66,7 @@ enum FormatDetection {
         guard data.count <= format.maxBytes else {
             let what = switch format.sourceKind {
             case .image: "an image"
-            case .audio: "an audio clip"
+            case .audio: "a recording"
             default: "a material"
             }
             throw .invalidArgument(

@@ -1,5 +1,6 @@
 import Contracts
 import Foundation
+import Synchronization
 
 /// One material to process: its file, what to make of it, and by when.
 struct IngestJob: Sendable {
@@ -19,14 +20,39 @@ struct IngestJob: Sendable {
     /// Whether the material's title may be replaced by the one found in the file (the caller
     /// gave none, so it is the file name).
     let titleFromDocument: Bool
-    /// The hard limit of the attempt, counted from before the material went `processing`.
-    let deadline: ContinuousClock.Instant
-    /// The same limit as a date, for downstream calls' deadlines.
-    let wallDeadline: Date
+    /// The hard limit of the attempt, counted from before the material went `processing`; a
+    /// recording's extends it by its length once that is known.
+    let limit: JobDeadline
     /// `traceparent`, passed on to downstream calls.
     let meta: [String: String]
 
     var user: String { material.userId }
+    var deadline: ContinuousClock.Instant { limit.instant }
+    /// The same limit as a date, for downstream calls' deadlines.
+    var wallDeadline: Date { limit.date }
+}
+
+/// A job's hard limit, on the monotonic clock and as a date; it only moves later.
+final class JobDeadline: Sendable {
+    private let value: Mutex<(instant: ContinuousClock.Instant, date: Date)>
+
+    /// `timeout` from now.
+    init(_ timeout: Duration) {
+        value = Mutex((ContinuousClock.now + timeout, Date() + timeout.seconds))
+    }
+
+    var instant: ContinuousClock.Instant { value.withLock { $0.instant } }
+    var date: Date { value.withLock { $0.date } }
+
+    /// Moves the limit `extra` later.
+    func extend(by extra: Duration) {
+        value.withLock { $0 = ($0.instant + extra, $0.date + extra.seconds) }
+    }
+}
+
+extension Duration {
+    /// In seconds, with the fraction.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 /// Progress percentages of the stages (0 queued … 100 done).

@@ -78,7 +78,7 @@ struct JobMethods: Sendable {
         let format = try FormatDetection.check(fileName: fileName, mimeType: upload.mimeType, data: file)
         let allowance = configuration.expansionAllowance(format, fileBytes: file.count)
         try runner.admit(bytes: file.count + allowance)
-        let (deadline, wallDeadline) = jobDeadline()
+        let limit = JobDeadline(configuration.jobTimeout)
         let mimeType = upload.mimeType ?? FormatDetection.catalog.first { $0.format == format }?.mimeTypes.first
         let stored = try await context.call(Store.uploadMaterial, MaterialUpload(
             title: upload.title, subjectId: upload.subjectId, sourceKind: format.sourceKind, fileName: fileName, mimeType: mimeType,
@@ -88,7 +88,7 @@ struct JobMethods: Sendable {
         let job = IngestJob(
             id: UUID().uuidString, material: stored.material, format: format, file: file, expansionAllowance: allowance, fileName: fileName,
             charset: FormatDetection.charset(upload.mimeType), generateFlashcards: upload.options.generate, maxFlashcards: upload.options.max, titleFromDocument: upload.titleFromDocument,
-            deadline: deadline, wallDeadline: wallDeadline, meta: context.downstreamOptions().meta)
+            limit: limit, meta: context.downstreamOptions().meta)
         return try await run(job, wait: wait)
     }
 
@@ -139,12 +139,12 @@ struct JobMethods: Sendable {
         let format = try FormatDetection.check(fileName: fileName, mimeType: original.mimeType, data: file)
         let allowance = configuration.expansionAllowance(format, fileBytes: file.count)
         try runner.admit(bytes: file.count + allowance)
-        let (deadline, wallDeadline) = jobDeadline()
+        let limit = JobDeadline(configuration.jobTimeout)
         let processing = try await context.call(Store.startProcessing, RecordID(id: material.id))
         let job = IngestJob(
             id: UUID().uuidString, material: processing, format: format, file: file, expansionAllowance: allowance, fileName: fileName,
             charset: FormatDetection.charset(original.mimeType), generateFlashcards: options.generate,
-            maxFlashcards: options.max, titleFromDocument: false, deadline: deadline, wallDeadline: wallDeadline,
+            maxFlashcards: options.max, titleFromDocument: false, limit: limit,
             meta: context.downstreamOptions().meta)
         return try await run(job, wait: request.wait ?? true)
     }
@@ -154,12 +154,6 @@ struct JobMethods: Sendable {
         let task = runner.start(job)
         guard wait else { return IngestResult(material: job.material) }
         return try await task.value
-    }
-
-    /// The job's hard limit, counted from now (before its material goes `processing`).
-    private func jobDeadline() -> (ContinuousClock.Instant, Date) {
-        let seconds = Double(configuration.jobTimeout.components.seconds)
-        return (ContinuousClock.now + configuration.jobTimeout, Date().addingTimeInterval(seconds))
     }
 
     /// The title given, or the file name without its extension.

@@ -100,12 +100,19 @@ public final class JobRunner: Service, Sendable {
             try await slots.withSlot { try await pipeline.process(job) }
         }
         let timer = Task {
-            try await Task.sleep(until: job.deadline, clock: .continuous)
+            // A recording's job moves its deadline once it knows the recording's length.
+            var deadline = job.deadline
+            repeat {
+                try await Task.sleep(until: deadline, clock: .continuous)
+                deadline = job.deadline
+            } while deadline > .now
             timedOut.set()
             work.cancel()
         }
+        let lease = Task { await renewWhileRunning(job, work: work) }
         let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
         timer.cancel()
+        lease.cancel()
         let milliseconds = (ContinuousClock.now - started).wholeMicroseconds / 1000
         switch result {
         case .success(let result):
@@ -134,6 +141,28 @@ public final class JobRunner: Service, Sendable {
                 "material": "\(job.material.id)", "code": "\(failure.code.name)", "reason": "\(failure.message)", "ms": "\(milliseconds)",
             ])
             throw BusError(failure.code, failure.message, details: .object(["materialId": .string(job.material.id)]))
+        }
+    }
+
+    /// Tells the store, every third of the sweep's age, that the job is alive (`materials.renew`),
+    /// so that no worker's sweep takes a long job (a lecture) for lost. When the store says the
+    /// attempt is over — another worker's sweep failed it while this one could not reach the
+    /// store — the job stops: its result would be refused.
+    private func renewWhileRunning(_ job: IngestJob, work: Task<IngestResult, any Error>) async {
+        guard let attempt = job.material.processingStartedAt else { return }
+        let interval = configuration.stuckAfter / 3
+        while (try? await Task.sleep(for: interval)) != nil {
+            do throws(BusError) {
+                _ = try await pipeline.bus.call(
+                    Store.renewMaterial, MaterialRenew(id: job.material.id, attemptStartedAt: attempt),
+                    options: CallOptions(user: job.user, timeout: interval, meta: job.meta))
+            } catch where error.code == .failedPrecondition || error.code == .notFound {
+                logger.warning("job stopped: its attempt is over in the store", metadata: ["material": "\(job.material.id)", "reason": "\(error.message)"])
+                work.cancel()
+                return
+            } catch {
+                logger.warning("cannot renew the job's material; trying again", metadata: ["material": "\(job.material.id)", "error": "\(error)"])
+            }
         }
     }
 

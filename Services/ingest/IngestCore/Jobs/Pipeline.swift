@@ -33,7 +33,10 @@ struct Pipeline: Sendable {
         var stages = StageTimes(progress: progress, job: job)
         stages.enter(.extracting)
         let budget = ExtractionBudget(expansionAllowance: job.expansionAllowance, compressionRatio: configuration.maxCompressionRatio)
-        let context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job), budget: budget)
+        var context = ExtractionContext(tools: configuration.tools, scratch: scratch, transcribe: transcriber(for: job), budget: budget)
+        context.recordings = configuration.recordings
+        context.extendDeadline = { extra in job.limit.extend(by: extra) }
+        context.transcribed = { [progress] pieces, total in progress.transcribed(job, pieces: pieces, of: total) }
         let document = try await Extraction.extract(job.format, job.file, fileName: job.fileName, charset: job.charset, context: context)
         try checkCancellation()
 
