@@ -34,7 +34,7 @@ RUN mkdir /out \
 
 # Run stage: slim Debian with the shared libraries (libxml2 for ingest's DOCX reader; espeak-ng
 # with its voices, pocketsphinx with its English model and ffmpeg for ai-gateway's offline
-# speech; cairo, pango and the fonts for store's PDF export: DejaVu Sans for Latin, Arabic and
+# speech, ffmpeg also for ingest's splitting of recordings; cairo, pango and the fonts for store's PDF export: DejaVu Sans for Latin, Arabic and
 # Hebrew, WenQuanYi Micro Hei for Chinese, Japanese and Korean), the extraction tools ingest
 # uses, the sqlite3 shell for restores and checks (docs/operations.md),
 # curl for the health checks (each process's /healthz), and a non-root user owning /data (each

@@ -137,7 +137,7 @@ public struct MaterialList: Codable, Sendable, Equatable {
 /// `materials.upload`: a material with its original file in the request's **attachment frame**
 /// (required). The file is stored content-addressed by SHA-256: uploading the same bytes again
 /// (same user) returns the existing material with `duplicate: true` and changes nothing.
-/// Limits: 50 MB, images 10 MB, audio 5 MB.
+/// Limits: 50 MB, images 10 MB.
 public struct MaterialUpload: Codable, Sendable, Equatable {
     public var id: String?
     public var title: String

@@ -74,7 +74,7 @@ struct FailureTests {
         }
     }
 
-    @Test("files over their kind's limit are INVALID_ARGUMENT naming it: images 10 MB, audio 5 MB, anything else 50 MB")
+    @Test("files over their kind's limit are INVALID_ARGUMENT naming it: images 10 MB, anything else (recordings too) 50 MB")
     func sizeLimits() async throws {
         try await withIngest { world in
             let image = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) + Data(count: 10 * 1024 * 1024)

@@ -41,6 +41,21 @@ struct Lecture {
         return Lecture(data: try Data(contentsOf: URL(filePath: output)), silences: silences, duration: time)
     }
 
+    /// Just under three hours at 32 kbps AAC (32 MB): 5 s of a tone and 2 s of silence, repeated.
+    static func threeHours() throws -> Data {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "studybus-lecture-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let quiet = ["-nostdin", "-hide_banner", "-loglevel", "error"]
+        try run("/usr/bin/ffmpeg", quiet + [
+            "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=16000:duration=5", "-f", "lavfi", "-i", "anullsrc=r=16000:cl=mono:d=2",
+            "-filter_complex", "[0:a]volume=0.3[tone];[tone][1:a]concat=n=2:v=0:a=1", "-c:a", "aac", "-b:a", "32k", folder.appending(path: "seven.m4a").path,
+        ])
+        // AAC's frames make each repetition 7.04 s: 1,533 of them are 10,792 s.
+        try run("/usr/bin/ffmpeg", quiet + ["-stream_loop", "1532", "-i", folder.appending(path: "seven.m4a").path, "-c", "copy", folder.appending(path: "long.m4a").path])
+        return try Data(contentsOf: folder.appending(path: "long.m4a"))
+    }
+
     /// Whether `seconds` is in one of the silences (give or take an MP3 frame and AAC's priming).
     func isInSilence(_ seconds: Double) -> Bool {
         silences.contains { seconds >= $0.lowerBound - 0.1 && seconds <= $0.upperBound + 0.1 }
@@ -185,6 +200,26 @@ struct LectureTests {
             try await Task.sleep(for: .seconds(3))  // the rest of the pieces' time
             #expect(try await whisper.transcriptions().count == 2)
             #expect(try await world.chunks(submitted.materialId).isEmpty)
+        }
+    }
+
+    @Test("a three-hour recording: 46 pieces of at most 240 s, each within transcribe's 5 MiB, chunks timed to its end")
+    func threeHours() async throws {
+        let recording = try Lecture.threeHours()
+        try await withWhisper { world, whisper in  // the mock answers every piece "show math materials"
+            let submitted = try await world.submit(data: recording, IngestSubmit(fileName: "three-hours.m4a", wait: false))
+            let material = try await world.waitFor(submitted.materialId, status: .ready, timeout: .seconds(600))
+            let uploads = try await whisper.transcriptions()
+            // 10,792 s in pieces of at most 240 s, cut in the 2 s silences: 46 of up to 239.5 s.
+            #expect(uploads.count == 46)
+            #expect(uploads.allSatisfy { $0.bytes > 0 && $0.bytes <= 240 * 4200 })
+            let progress = world.progress(material.id).compactMap(\.message).filter { $0.hasPrefix("transcribed") }
+            #expect(progress.last == "transcribed 46 of 46 pieces of the recording")
+            let chunks = try await world.chunks(material.id)
+            let ends = chunks.compactMap(\.endSeconds)
+            #expect(ends.max().map { $0 > 10_792 - 240 && $0 <= 10_793 } == true)
+            let document = try await world.store(Store.getSourceDocument, RecordID(id: try #require(chunks.first?.sourceDocumentId)))
+            #expect(abs((document.durationSeconds ?? 0) - 10_792.5) < 2)
         }
     }
 

@@ -44,6 +44,8 @@ public final class IngestService: StudyBusService {
             "catdoc": "\(ToolPath.locate(configuration.tools.catdoc) ?? "missing")",
             "catppt": "\(ToolPath.locate(configuration.tools.catppt) ?? "missing")",
             "heif-convert": "\(ToolPath.locate(configuration.tools.heifConvert) ?? "missing")",
+            "ffmpeg": "\(ToolPath.locate(configuration.tools.ffmpeg) ?? "missing")",
+            "audioPieceSeconds": "\(configuration.recordings.pieceSeconds)", "transcribeConcurrency": "\(configuration.recordings.concurrency)",
         ])
     }
 

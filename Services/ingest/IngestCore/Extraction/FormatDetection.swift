@@ -28,9 +28,9 @@ enum FormatDetection {
         info(.ppt, ["ppt", "pps"], ["application/vnd.ms-powerpoint", "application/mspowerpoint"], "Text of a PowerPoint 97-2003 presentation (catppt)."),
         info(.rtf, ["rtf"], ["application/rtf", "text/rtf"], "Text of a Rich Text Format document (catdoc)."),
         info(.heic, ["heic", "heif", "hif"], ["image/heic", "image/heif", "image/heic-sequence", "image/heif-sequence"], "A HEIC/HEIF photo: text by OCR (heif-convert, tesseract)."),
-        info(.wav, ["wav", "wave"], ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"], "Transcribed by ai-gateway; segments become timed chunks."),
-        info(.mp3, ["mp3"], ["audio/mpeg", "audio/mp3"], "Transcribed by ai-gateway; segments become timed chunks."),
-        info(.m4a, ["m4a", "mp4a"], ["audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac"], "Transcribed by ai-gateway; segments become timed chunks."),
+        info(.wav, ["wav", "wave"], ["audio/wav", "audio/x-wav", "audio/wave", "audio/vnd.wave"], "Transcribed by ai-gateway, long recordings in pieces cut at silences; segments become timed chunks."),
+        info(.mp3, ["mp3"], ["audio/mpeg", "audio/mp3"], "Transcribed by ai-gateway, long recordings in pieces cut at silences; segments become timed chunks."),
+        info(.m4a, ["m4a", "mp4a"], ["audio/mp4", "audio/x-m4a", "audio/m4a", "audio/aac"], "Transcribed by ai-gateway, long recordings in pieces cut at silences; segments become timed chunks."),
     ]
 
     private static func info(_ format: IngestFormat, _ extensions: [String], _ mimeTypes: [String], _ description: String) -> IngestFormatInfo {

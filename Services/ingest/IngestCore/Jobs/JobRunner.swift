@@ -170,7 +170,7 @@ public final class JobRunner: Service, Sendable {
     private func reason(for error: any Error, timedOut: Bool) -> BusError {
         if timedOut {
             return .deadlineExceeded(
-                "processing took longer than the limit of \(configuration.jobTimeout) and was stopped; try a smaller file, or call ingest.retry when the service is less busy")
+                "processing took longer than the limit of \(configuration.jobTimeout) (for a recording, \(configuration.recordings.jobTimePerMinute) more per minute of it) and was stopped; try a smaller file, or call ingest.retry when the service is less busy")
         }
         switch error {
         case let error as BusError where error.code != .cancelled:
