@@ -21,7 +21,8 @@ import urllib.parse
 import urllib.request
 
 FAULT_GRACE = 15.0
-# RSS is measured over the last 20 minutes (or the second half of a shorter run); no process is
+# RSS is measured over the last 20 minutes (of a shorter run, what the warm-up leaves, or at
+# least its second half: measured_seconds); no process is
 # killed in that window nor in the WARM_UP before it, so every process's growth is of a warm one.
 MEASURED_SECONDS = 20 * 60
 WARM_UP = 5 * 60
@@ -248,7 +249,9 @@ def kill_and_restore(service, recorder, dev_script):
 
 
 def measured_seconds(run_seconds):
-    return min(MEASURED_SECONDS, run_seconds / 2)
+    """The last 20 minutes; of a run too short for those and the warm-up, what is left after the
+    warm-up, or at least its second half (a 30-minute run: 20, a 10-minute run: 5)."""
+    return min(MEASURED_SECONDS, max(run_seconds / 2, run_seconds - WARM_UP))
 
 
 def heap_without_sqlite_kib(row):
