@@ -117,9 +117,10 @@ final class IngestWorld: Sendable {
     ///   - gateway: ai-gateway's settings for a database file; nil to run without ai-gateway.
     ///   - storeClock: a manual clock for the store (so a test can make materials old), else real time.
     ///   - messageLimit: the largest bus message the ingest worker assumes (`BROKER_MAX_MESSAGE_BYTES`).
+    ///   - callTimeout: the ingest worker's default call timeout (`BUS_CALL_TIMEOUT_MS`), else 30 s.
     init(ingest configuration: IngestConfiguration? = testIngestConfiguration(),
          gateway: ((URL) -> AIGatewayConfiguration)? = { AIGatewayConfiguration(databaseURL: $0) },
-         storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil) async throws {
+         storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil, callTimeout: Duration? = nil) async throws {
         (broker, endpoints) = try await startBroker()
         directory = FileManager.default.temporaryDirectory.appending(path: "studybus-ingest-test-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -135,6 +136,7 @@ final class IngestWorld: Sendable {
 
         var ingestBus = busConfiguration(endpoints, source: "ingest")
         if let messageLimit { ingestBus.maxMessageBytes = messageLimit }
+        if let callTimeout { ingestBus.defaultTimeout = callTimeout }
         ingest = try configuration.map { configuration in
             try IngestService(context: ServiceContext(configuration: configuration, logger: testLogger("ingest"), busConfiguration: ingestBus))
         }
@@ -287,9 +289,9 @@ final class IngestWorld: Sendable {
 func withIngest(
     _ configuration: IngestConfiguration? = testIngestConfiguration(),
     gateway: ((URL) -> AIGatewayConfiguration)? = { AIGatewayConfiguration(databaseURL: $0) },
-    storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil, _ body: (IngestWorld) async throws -> Void
+    storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil, callTimeout: Duration? = nil, _ body: (IngestWorld) async throws -> Void
 ) async throws {
-    let world = try await IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock, messageLimit: messageLimit)
+    let world = try await IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock, messageLimit: messageLimit, callTimeout: callTimeout)
     do {
         try await body(world)
     } catch {
@@ -300,10 +302,12 @@ func withIngest(
 }
 
 /// Runs `body` with a Whisper mock and a world whose ai-gateway transcribes through it.
-func withWhisper(_ configuration: IngestConfiguration = testIngestConfiguration(), _ body: (IngestWorld, WhisperMock) async throws -> Void) async throws {
+func withWhisper(
+    _ configuration: IngestConfiguration = testIngestConfiguration(), callTimeout: Duration? = nil, _ body: (IngestWorld, WhisperMock) async throws -> Void
+) async throws {
     let mock = try await WhisperMock()
     do {
-        try await withIngest(configuration, gateway: mock.gatewayConfiguration) { world in try await body(world, mock) }
+        try await withIngest(configuration, gateway: mock.gatewayConfiguration, callTimeout: callTimeout) { world in try await body(world, mock) }
     } catch {
         await mock.stop()
         throw error

@@ -169,12 +169,14 @@ struct LectureTests {
         }
     }
 
-    @Test("a job longer than the sweep's age renews its material, so no worker takes it for lost; it gets time for its length")
+    @Test("a job longer than the sweep's age renews its material, so no worker takes it for lost; it and its calls get time for its length")
     func longJobIsRenewed() async throws {
         let lecture = try Lecture.make(Self.sentences)
-        // Three pieces one after another, 2.5 s each: longer than the job's timeout and the sweep's age.
+        // Three pieces one after another, 2.5 s each: longer than the job's timeout, the sweep's
+        // age and the worker's default call timeout (as the offline recognizer's pieces take
+        // longer than the bus's default 30 s).
         let configuration = Self.configuration { $0.jobTimeout = .seconds(3); $0.stuckAfter = .seconds(4); $0.recordings.concurrency = 1 }
-        try await withWhisper(configuration) { world, whisper in
+        try await withWhisper(configuration, callTimeout: .seconds(2)) { world, whisper in
             try await whisper.script((1...3).map { Self.step($0, delayMs: 2500) })
             let submitted = try await world.submit(data: lecture.data, IngestSubmit(fileName: "lecture.m4a", wait: false))
             try await eventually("the third piece asked for") { try await whisper.transcriptions().count == 3 }

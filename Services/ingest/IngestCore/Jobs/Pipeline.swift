@@ -139,9 +139,13 @@ struct Pipeline: Sendable {
         let bus = self.bus
         return { audio, fileName, contentType throws(BusError) in
             do throws(BusError) {
+                // The job's time, not the bus's default 30 s: the offline recognizer takes about
+                // real time, one piece after another, so a lecture's last pieces wait for the first.
                 return try await bus.call(
                     AIGateway.transcribe, TranscribeRequest(fileName: fileName, contentType: contentType),
-                    options: CallOptions(user: job.user, deadline: job.wallDeadline, meta: job.meta, attachment: audio))
+                    options: CallOptions(
+                        user: job.user, timeout: max(job.deadline - .now, .milliseconds(1)), deadline: job.wallDeadline, meta: job.meta,
+                        attachment: audio))
             } catch {
                 throw BusError(error.code, "ai-gateway could not transcribe '\(fileName)' (\(error.code.name): \(error.message))", details: error.details)
             }
