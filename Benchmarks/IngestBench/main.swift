@@ -5,6 +5,10 @@
 //                                ingest_pdf_50pages_ms: submit with wait, median, end to end
 //   IngestBench burst LABEL N    jobs_per_s_LABEL: 200 documents of 100 KB submitted at once,
 //                                once N ingest workers are registered
+//   IngestBench lecture FILE LABEL
+//                                lecture_LABEL_seconds until the recording FILE is ready,
+//                                lecture_LABEL_audio_seconds its length, and
+//                                lecture_LABEL_realtime_factor the one over the other
 //
 // Every document is new (a seed of its own), so neither the store's content addressing nor
 // ai-gateway's cache short-cuts the work. The bus endpoints come from BUS_RPC/BUS_PUB/BUS_SUB.
@@ -87,8 +91,26 @@ case "burst":
     }
     let seconds = milliseconds(clock.now - started) / 1000
     print("jobs_per_s_\(label) \(String(format: "%.1f", Double(count) / seconds)) jobs/s")
+case "lecture" where arguments.count == 3:
+    let file = URL(filePath: arguments[1]), label = arguments[2]
+    let data = try Data(contentsOf: file)
+    let started = clock.now
+    let submitted = try await bus.call(
+        Ingest.submit, IngestSubmit(fileName: file.lastPathComponent, wait: false), options: CallOptions(user: "bench", attachment: data))
+    var material = submitted.material
+    while material.status == .processing {
+        try await Task.sleep(for: .milliseconds(100))
+        material = try await bus.call(Store.getMaterial, RecordID(id: material.id), options: CallOptions(user: "bench"))
+    }
+    let seconds = milliseconds(clock.now - started) / 1000
+    guard material.status == .ready else { throw BusError.internal("\(file.lastPathComponent) ended \(material.status.rawValue): \(material.failureReason ?? "")") }
+    let documents = try await bus.call(Store.listSourceDocuments, SourceDocumentList(materialId: material.id), options: CallOptions(user: "bench"))
+    let audio = documents.items.first?.durationSeconds ?? 0
+    print("lecture_\(label)_seconds \(String(format: "%.1f", seconds)) s")
+    print("lecture_\(label)_audio_seconds \(String(format: "%.1f", audio)) s")
+    print("lecture_\(label)_realtime_factor \(String(format: "%.4f", audio > 0 ? seconds / audio : 0)) x")
 default:
-    FileHandle.standardError.write(Data("usage: IngestBench latency | burst LABEL [WORKERS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: IngestBench latency | burst LABEL [WORKERS] | lecture FILE LABEL\n".utf8))
     exit(2)
 }
 await bus.shutdown()
