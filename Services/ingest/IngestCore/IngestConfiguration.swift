@@ -145,8 +145,8 @@ public struct IngestConfiguration: ServiceConfiguration {
 
     /// The bytes a job may unpack or take from tools, reserved with its file in the memory budget:
     /// for a Word document, an e-mail (its attachments) or a PDF, `maxCompressionRatio` times the
-    /// file (at least 1 MiB) up to `maxExpansionBytes`; for an image or a recording 1 MiB (OCR's
-    /// text, ffmpeg's list of silences); none for text, which expands nothing. Never more than the memory budget.
+    /// file (at least 1 MiB) up to `maxExpansionBytes`; for an image 1 MiB (OCR's text), for a
+    /// recording 4 MiB (ffmpeg's list of silences); none for text, which expands nothing. Never more than the memory budget.
     public func expansionAllowance(_ format: IngestFormat, fileBytes: Int) -> Int {
         let mebibyte = 1024 * 1024
         let allowance: Int
@@ -154,8 +154,11 @@ public struct IngestConfiguration: ServiceConfiguration {
         case .docx, .eml, .pdf, .odt, .epub, .pptx, .doc, .ppt, .rtf:
             let (scaled, overflow) = fileBytes.multipliedReportingOverflow(by: maxCompressionRatio)
             allowance = min(maxExpansionBytes, overflow ? .max : max(mebibyte, scaled))
-        case .png, .jpeg, .heic, .wav, .mp3, .m4a:
+        case .png, .jpeg, .heic:
             allowance = min(maxExpansionBytes, mebibyte)
+        case .wav, .mp3, .m4a:
+            // ffmpeg's lines about the silences: at most one per 0.5 s of a three-hour recording, 130 bytes each.
+            allowance = min(maxExpansionBytes, 4 * mebibyte)
         case .txt, .md, .html, .csv, .tsv, .srt, .vtt, .ics:
             allowance = 0
         }
