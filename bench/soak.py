@@ -307,6 +307,17 @@ def report(recorder, samples, restarts, minutes):
             print(f"soak_anon_without_sqlite_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
         else:
             print(f"soak_restarted_in_last{{process={name},minutes={span / 60:.0f}}} {restarts.get(name.rsplit('-', 1)[0], 0)} restarts")
+    # The series, every window: whether a process levels off or keeps growing, which two ends cannot tell.
+    for name in sorted(last["processes"]):
+        marks = {}
+        for row in samples:
+            process = row["processes"].get(name)
+            if process:
+                marks.setdefault(int((row["t"] - first["t"]) // recorder.window_seconds), process)
+        for window, process in sorted(marks.items()):
+            minute = window * recorder.window_seconds // 60
+            print(f"soak_rss{{process={name},minute={minute:.0f}}} {process['rss_kib'] / 1024:.1f} MiB")
+            print(f"soak_anon_without_sqlite{{process={name},minute={minute:.0f}}} {heap_without_sqlite_kib(process) / 1024:.1f} MiB")
     for path in sorted(set(first["files"]) | set(last["files"])):
         print(f"soak_file_bytes_start{{file={path}}} {first['files'].get(path, 0)} bytes")
         print(f"soak_file_bytes_end{{file={path}}} {last['files'].get(path, 0)} bytes")
