@@ -50,6 +50,7 @@ let package = Package(
     targets: [
         // C libraries, each wrapped by exactly one Swift module.
         .systemLibrary(name: "CZMQ", path: "Shared/CZMQ"),
+        .systemLibrary(name: "CMalloc", path: "Shared/CMalloc"),
         .systemLibrary(name: "CCurl", path: "Shared/CCurl"),
         // ai-gateway's offline speech: espeak-ng synthesises, pocketsphinx recognises (linked,
         // not run per request; Debian libespeak-ng-dev, libpocketsphinx-dev).
@@ -98,7 +99,7 @@ let package = Package(
         .target(
             name: "ServiceKit",
             dependencies: [
-                "Bus", "Storage", "Threads", "Traces", "Wire",
+                "Bus", "CMalloc", "Storage", "Threads", "Traces", "Wire",
                 .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the memory SQLite holds (studybus_sqlite_memory_bytes).

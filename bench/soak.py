@@ -195,19 +195,25 @@ def processes(run_dir):
     return found
 
 
-def sqlite_memory_kib(pid):
-    """What SQLite holds in the process (its page caches first), from the process's own metrics
-    (studybus_sqlite_memory_bytes on METRICS_ADDRESS); 0 for a process without a database."""
+SELF_METRICS = {"studybus_sqlite_memory_bytes": "sqlite_kib", "studybus_heap_in_use_bytes": "heap_kib",
+                "studybus_heap_free_bytes": "heap_free_kib"}
+
+
+def self_reported_kib(pid):
+    """What the process reports of its memory on METRICS_ADDRESS: SQLite's (page caches first; 0
+    without a database), the C heap in use and what the allocator holds free, in KiB."""
+    found = dict.fromkeys(SELF_METRICS.values(), 0)
     try:
         environment = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
         address = next(entry[len(b"METRICS_ADDRESS="):].decode() for entry in environment if entry.startswith(b"METRICS_ADDRESS="))
         with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as response:
             for line in response.read().decode().splitlines():
-                if line.startswith("studybus_sqlite_memory_bytes"):
-                    return float(line.rsplit(" ", 1)[1]) / 1024
+                name = line.split("{", 1)[0].split(" ", 1)[0]
+                if name in SELF_METRICS:
+                    found[SELF_METRICS[name]] = float(line.rsplit(" ", 1)[1]) / 1024
     except (OSError, StopIteration, ValueError):
         pass
-    return 0
+    return found
 
 
 def sample(run_dir, data_dir):
@@ -219,7 +225,7 @@ def sample(run_dir, data_dir):
             with open(f"/proc/{pid}/status") as status:
                 fields = {line.split(":")[0]: int(line.split()[1]) for line in status if line.startswith(("VmRSS:", "RssAnon:", "RssFile:"))}
             rows[name] = {"pid": pid, "rss_kib": fields["VmRSS"], "anon_kib": fields["RssAnon"], "file_kib": fields["RssFile"],
-                          "sqlite_kib": sqlite_memory_kib(pid), "fds": len(os.listdir(f"/proc/{pid}/fd"))}
+                          "fds": len(os.listdir(f"/proc/{pid}/fd")), **self_reported_kib(pid)}
         except (OSError, KeyError):
             pass
     files = {}
@@ -305,6 +311,9 @@ def report(recorder, samples, restarts, minutes):
             print(f"soak_rss_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
             growth = (heap_without_sqlite_kib(end) - heap_without_sqlite_kib(base)) * 100 / heap_without_sqlite_kib(base)
             print(f"soak_anon_without_sqlite_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
+            if base["heap_kib"]:
+                growth = (end["heap_kib"] - base["heap_kib"]) * 100 / base["heap_kib"]
+                print(f"soak_heap_in_use_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
         else:
             print(f"soak_restarted_in_last{{process={name},minutes={span / 60:.0f}}} {restarts.get(name.rsplit('-', 1)[0], 0)} restarts")
     # The series, every window: whether a process levels off or keeps growing, which two ends cannot tell.
@@ -318,6 +327,9 @@ def report(recorder, samples, restarts, minutes):
             minute = window * recorder.window_seconds // 60
             print(f"soak_rss{{process={name},minute={minute:.0f}}} {process['rss_kib'] / 1024:.1f} MiB")
             print(f"soak_anon_without_sqlite{{process={name},minute={minute:.0f}}} {heap_without_sqlite_kib(process) / 1024:.1f} MiB")
+            if process["heap_kib"]:
+                print(f"soak_heap_in_use{{process={name},minute={minute:.0f}}} {process['heap_kib'] / 1024:.1f} MiB")
+                print(f"soak_heap_free{{process={name},minute={minute:.0f}}} {process['heap_free_kib'] / 1024:.1f} MiB")
     for path in sorted(set(first["files"]) | set(last["files"])):
         print(f"soak_file_bytes_start{{file={path}}} {first['files'].get(path, 0)} bytes")
         print(f"soak_file_bytes_end{{file={path}}} {last['files'].get(path, 0)} bytes")

@@ -47,6 +47,9 @@ extension SystemTests {
                 (#"min(studybus_sqlite_memory_bytes)"#, { $0 > 0 }),
                 ("count(studybus_outbox_backlog_events)", { $0 == 4 }),
                 ("count(studybus_build_info)", { $0 == Double(targets.count) }),
+                // Every process reports its heap (its runtime alone takes more than 100 kB).
+                ("count(studybus_heap_in_use_bytes > 1e5)", { $0 == Double(targets.count) }),
+                ("count(studybus_heap_free_bytes)", { $0 == Double(targets.count) }),
             ]
             for (expression, holds) in expectations {
                 try await eventually(expression, timeout: .seconds(30)) { try await prometheus.query(expression).map(holds) ?? false }

@@ -9,6 +9,8 @@ import Prometheus
 public enum MetricsCatalog {
     static let buildInfo = "studybus_build_info"
     static let startTime = "process_start_time_seconds"
+    static let heapInUse = "studybus_heap_in_use_bytes"
+    static let heapFree = "studybus_heap_free_bytes"
 
     /// Buckets of the latency histograms: 100 µs to 30 s, about 2.5× apart.
     static let latencyBuckets: [Duration] = [
@@ -20,6 +22,8 @@ public enum MetricsCatalog {
     static let help: [String: String] = [
         buildInfo: "The running binary: version and git commit (always 1).",
         startTime: "When the process started, in seconds since the Unix epoch.",
+        heapInUse: "Bytes of the C heap the process has allocated and not freed (glibc mallinfo2: uordblks + hblkhd).",
+        heapFree: "Bytes the C allocator holds free in its arenas, resident or not (glibc mallinfo2: fordblks).",
         HostMetricNames.requests: "Requests a service host answered, by method and status code name.",
         HostMetricNames.duration: "Time from reading a request to handing its reply to the bus, by method.",
         HostMetricNames.inFlight: "Requests a service host's handlers are working on.",

@@ -1,4 +1,5 @@
 import Bus
+import CMalloc
 import CoreMetrics
 import Foundation
 import Logging
@@ -67,6 +68,19 @@ public final class Monitoring: Sendable {
                                labels: [("service", service), ("version", BuildInfo.version), ("commit", BuildInfo.commit)]).set(to: 1)
             registry.makeGauge(descriptor: MetricsCatalog.descriptor(MetricsCatalog.startTime))
                 .set(to: Date().timeIntervalSince1970)
+            watchHeap()
+        }
+    }
+
+    /// The heap in use and what the allocator holds free, read on each scrape: resident memory
+    /// that grows while the heap in use stays flat is the allocator's, not a leak.
+    private func watchHeap() {
+        let inUse = registry.makeGauge(descriptor: MetricsCatalog.descriptor(MetricsCatalog.heapInUse))
+        let free = registry.makeGauge(descriptor: MetricsCatalog.descriptor(MetricsCatalog.heapFree))
+        onScrape {
+            let heap = mallinfo2()
+            inUse.set(to: Double(heap.uordblks + heap.hblkhd))
+            free.set(to: Double(heap.fordblks))
         }
     }
 
