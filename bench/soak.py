@@ -307,13 +307,12 @@ def report(recorder, samples, restarts, minutes):
             print(f"soak_sqlite_memory_end{{process={name}}} {end['sqlite_kib'] / 1024:.1f} MiB")
         base = reference["processes"].get(name)
         if base and base["pid"] == end["pid"]:
-            growth = (end["rss_kib"] - base["rss_kib"]) * 100 / base["rss_kib"]
-            print(f"soak_rss_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
-            growth = (heap_without_sqlite_kib(end) - heap_without_sqlite_kib(base)) * 100 / heap_without_sqlite_kib(base)
-            print(f"soak_anon_without_sqlite_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
+            growths = {"rss": (base["rss_kib"], end["rss_kib"]),
+                       "anon_without_sqlite": (heap_without_sqlite_kib(base), heap_without_sqlite_kib(end))}
             if base["heap_kib"]:
-                growth = (end["heap_kib"] - base["heap_kib"]) * 100 / base["heap_kib"]
-                print(f"soak_heap_in_use_growth_last{{process={name},minutes={span / 60:.0f}}} {growth:.1f} percent")
+                growths["heap_in_use"] = (base["heap_kib"], end["heap_kib"])
+            for figure, (before, after) in growths.items():
+                print(f"soak_{figure}_growth_last{{process={name},minutes={span / 60:.0f}}} {(after - before) * 100 / before:.1f} percent")
         else:
             print(f"soak_restarted_in_last{{process={name},minutes={span / 60:.0f}}} {restarts.get(name.rsplit('-', 1)[0], 0)} restarts")
     # The series, every window: whether a process levels off or keeps growing, which two ends cannot tell.
