@@ -1,7 +1,10 @@
+import BrokerCore
 import Bus
 import Contracts
 import EdgeCore
 import Foundation
+import ServiceLifecycle
+import Synchronization
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -326,6 +329,23 @@ struct EventConnectionTests {
         }
     }
 
+    @Test("a producer that cannot read back yet is asked again without a new event, and the stream catches up")
+    func failedReplayIsRetried() async throws {
+        try await EdgeWorld.with({ $0.contracts.append(Flaky) }) { world in
+            let producer = try FlakyProducer(endpoints: world.endpoints, failures: 2)
+            defer { producer.stop() }
+            let alice = try await token("alice")
+            let connection = try LoopbackConnection.open(port: world.edge.boundPort!)
+            defer { connection.close() }
+            connection.send("GET /v1/events HTTP/1.1\r\nHost: edge\r\nAuthorization: Bearer \(alice)\r\n\r\n")
+            // The stream's keep-alives end each wait for a read: the deadline is checked on them.
+            let deadline = ContinuousClock.now + .seconds(20)
+            let read = await connection.read(timeout: .seconds(20)) { $0.contains("event: flaky.ready") || ContinuousClock.now > deadline }
+            #expect(subjectNames(read.text) == ["Stored"])
+            #expect(producer.asked >= 3)
+        }
+    }
+
     @Test("a client that stops reading misses nothing: once it reads again it gets every event, in order, once")
     func slowReaderCatchesUp() async throws {
         try await EdgeWorld.with({ $0.ratePerSecond = 100_000; $0.rateBurst = 100_000 }) { world in
@@ -343,5 +363,45 @@ struct EventConnectionTests {
             let read = await connection.read(timeout: .seconds(30)) { subjectNames($0).count >= names.count }
             #expect(subjectNames(read.text) == names)
         }
+    }
+}
+
+/// A durable producer of the tests' own, for `/v1/events` to read back from (the edge reads
+/// back from the services apps can call).
+struct FlakyContract: ServiceContract {
+    static let serviceName = "flaky"
+    let ping = Method<Empty, Empty>(Self.self, "ping", "Routes the service through the edge.", audience: .app)
+}
+
+let Flaky = FlakyContract()
+
+/// "flaky" on the bus: a durable producer that publishes nothing live and whose first
+/// `failures` reads back fail with UNAVAILABLE; later ones answer alice's one stored event.
+private final class FlakyProducer: Sendable {
+    private final class Calls: Sendable {
+        let count = Atomic<Int>(0)
+    }
+
+    /// Reads back asked for so far.
+    var asked: Int { calls.count.load(ordering: .relaxed) }
+    private let calls = Calls()
+    private let tasks: [Task<Void, any Error>]
+
+    init(endpoints: Broker.Endpoints, failures: Int) throws {
+        let bus = try Bus(configuration: busConfiguration(endpoints, source: "flaky"), logger: testLogger("flaky"))
+        let host = ServiceHost(bus: bus, contract: Flaky)
+        let calls = calls
+        host.handle(Reserved.eventsReplay("flaky")) { (request: ReplayRequest, _: RequestContext) async throws -> ReplayResponse in
+            guard calls.count.add(1, ordering: .relaxed).newValue > failures else { throw BusError.unavailable("not yet") }
+            let header = EventHeader(id: "e1", source: "flaky", instance: "flaky-1", seq: 1, ts: 0, user: "alice")
+            let stored = StoredEvent(topic: "flaky.ready", header: header, payload: .object(["name": .string("Stored")]))
+            return ReplayResponse(events: request.after < 1 ? [stored] : [], lastSeq: 1, instance: "flaky-1")
+        }
+        let services: [any Service] = [bus, host]
+        tasks = services.map { service in Task { try await service.run() } }
+    }
+
+    func stop() {
+        for task in tasks { task.cancel() }
     }
 }

@@ -107,6 +107,8 @@ final class EventStream: HubSubscriber, @unchecked Sendable {
     /// Sources being read back, and those to read back again when that ends (an event came meanwhile).
     private var replaying: Set<String> = []
     private var replayAgain: Set<String> = []
+    /// Reads back that failed in a row, per source: the next try waits 1, 2, 4 … 30 s.
+    private var failedReplays: [String: Int] = [:]
     private var started = false
     private var ended = false
 
@@ -219,16 +221,28 @@ final class EventStream: HubSubscriber, @unchecked Sendable {
 
     /// Writes a page of `source`'s stored events and reads on, until a page is not full. A
     /// producer without a durable stream is dropped; one that does not answer is read back
-    /// again with its next live event.
+    /// again with its next live event or after a pause, whichever comes first: a stream whose
+    /// producer has nothing new to send must not wait for an event to catch up.
     private func apply(_ result: Result<ReplayResponse, BusError>, of source: String) {
         guard !ended else { return }
         let page: ReplayResponse
         switch result {
-        case .success(let answer): page = answer
-        case .failure(let error):
-            if error.code == .unimplemented { sources.remove(source) }
-            shared.logger.debug("events: cannot catch up yet", metadata: ["source": "\(source)", "error": "\(error.message)"])
+        case .success(let answer):
+            page = answer
+            failedReplays[source] = nil
+        case .failure(let error) where error.code == .unimplemented:
+            sources.remove(source)
             return finishReplay(source, caughtUp: false)
+        case .failure(let error):
+            let failures = failedReplays[source, default: 0] + 1
+            failedReplays[source] = failures
+            let pause = TimeAmount.seconds(Int64(min(30, 1 << min(failures - 1, 5))))
+            shared.logger.debug("events: cannot catch up yet", metadata: [
+                "source": "\(source)", "error": "\(error.message)", "retryInSeconds": "\(pause.nanoseconds / 1_000_000_000)",
+            ])
+            finishReplay(source, caughtUp: false)
+            eventLoop.scheduleTask(in: pause) { if !self.caughtUp.contains(source) { self.replay(source) } }
+            return
         }
         let instance = EventCursor.fingerprint(page.instance ?? source)
         var position = cursor.positions[source]
