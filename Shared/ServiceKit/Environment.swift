@@ -74,6 +74,12 @@ public struct Environment: Sendable {
         BackupPolicy(minimumFreeBytes: Int64(try int("BACKUP_MIN_FREE_BYTES", default: 268_435_456, in: 0...Int(Int64.max))))
     }
 
+    /// `SQLITE_MEMORY_LIMIT_MB`: the memory SQLite may hold across the process's connections
+    /// before it reuses cached pages (0, the default: no limit beyond each connection's cache).
+    public func sqliteMemoryLimitMebibytes() throws(BusError) -> Int {
+        try int("SQLITE_MEMORY_LIMIT_MB", default: 0, in: 0...65536)
+    }
+
     /// `DATA_DIR` (default `./.data/<service>`), created if missing.
     public func dataDirectory(service: String) throws(BusError) -> URL {
         let path = string("DATA_DIR", default: ".data/\(service)")

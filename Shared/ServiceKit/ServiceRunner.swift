@@ -3,6 +3,7 @@ import CoreMetrics
 import Foundation
 import Logging
 import ServiceLifecycle
+import Storage
 import UnixSignals
 import Wire
 
@@ -48,9 +49,12 @@ public enum ServiceRunner {
             let monitoring = try Monitoring.fromEnvironment(service: name, environment)
             if monitoring.isEnabled { MetricsSystem.bootstrap(monitoring.factory) }
             let tracing = try TracingSettings.fromEnvironment(service: name, environment)
+            let sqliteMemoryLimit = try environment.sqliteMemoryLimitMebibytes()
+            SQLiteMemory.limit(mebibytes: sqliteMemoryLimit)
             logger.info("starting", metadata: [
                 "version": "\(BuildInfo.version)", "commit": "\(BuildInfo.commit)",
                 "metrics": "\(monitoring.address.map { "\($0)" } ?? "off")", "tracing": "\(tracing.endpointForLogs)",
+                "sqliteMemoryLimit": "\(sqliteMemoryLimit == 0 ? "none" : "\(sqliteMemoryLimit) MiB")",
             ])
             let exporter = try tracing.bootstrap(logger: logger)
             let context = ServiceContext(

@@ -1,7 +1,6 @@
 import CoreMetrics
 import Foundation
 import GRDB
-import GRDBSQLite
 import Storage
 
 /// The metrics of what a data owner keeps: the size of its SQLite file and write-ahead log, the
@@ -20,7 +19,7 @@ enum DataOwnerMonitoring {
         monitoring.onScrape {
             fileBytes.set(Self.size(of: path))
             walBytes.set(Self.size(of: path + "-wal"))
-            sqliteMemory.set(sqlite3_memory_used())
+            sqliteMemory.set(SQLiteMemory.usedBytes)
         }
         guard let outbox else { return }
         let backlog = Meter(label: "studybus_outbox_backlog_events", dimensions: labels, factory: monitoring.factory)
