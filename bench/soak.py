@@ -274,6 +274,8 @@ def percentile(values, fraction):
 def report(recorder, samples, restarts, minutes):
     print(f"soak_minutes {minutes} min")
     print(f"soak_requests_served {recorder.served} requests")
+    for service, count in sorted(restarts.items()):
+        print(f"soak_kills{{service={service}}} {count} kills")
     for (kind, method, code), count in sorted(recorder.errors.items()):
         print(f"soak_errors_{kind}{{method={method},code={code}}} {count} errors")
     for kind in ("injected", "unexplained"):
@@ -326,6 +328,8 @@ def report(recorder, samples, restarts, minutes):
             minute = window * recorder.window_seconds // 60
             print(f"soak_rss{{process={name},minute={minute:.0f}}} {process['rss_kib'] / 1024:.1f} MiB")
             print(f"soak_anon_without_sqlite{{process={name},minute={minute:.0f}}} {heap_without_sqlite_kib(process) / 1024:.1f} MiB")
+            if process["sqlite_kib"]:
+                print(f"soak_sqlite_memory{{process={name},minute={minute:.0f}}} {process['sqlite_kib'] / 1024:.1f} MiB")
             if process["heap_kib"]:
                 print(f"soak_heap_in_use{{process={name},minute={minute:.0f}}} {process['heap_kib'] / 1024:.1f} MiB")
                 print(f"soak_heap_free{{process={name},minute={minute:.0f}}} {process['heap_free_kib'] / 1024:.1f} MiB")
@@ -341,7 +345,8 @@ def main():
     parser.add_argument("--tokens", required=True, help="file with one user token per line")
     parser.add_argument("--kill", default="ingest scheduler notifier timer-ticker ai-gateway",
                         help="services killed in turns (space separated; empty: none)")
-    parser.add_argument("--kill-every", type=float, default=300, help="seconds between kills")
+    parser.add_argument("--kill-every", type=float, help="seconds between kills (default: every victim once "
+                        "before the settle, at most 300)")
     parser.add_argument("--settle", type=float, help="seconds at the end without kills (default: the measured "
                         "window and the warm-up before it)")
     parser.add_argument("--window", type=int, default=300, help="seconds per latency window")
@@ -362,9 +367,10 @@ def main():
     restarts = {}
     started = time.monotonic()
     end = started + arguments.minutes * 60
-    next_sample, next_kill = started + 60, started + arguments.kill_every
     settle = arguments.settle if arguments.settle is not None else measured_seconds(arguments.minutes * 60) + WARM_UP
     last_kill = end - settle
+    kill_every = arguments.kill_every or min(300, (last_kill - started) / (len(victims) + 1))
+    next_sample, next_kill = started + 60, started + kill_every
     while time.monotonic() < end:
         time.sleep(1)
         now = time.monotonic()
@@ -375,7 +381,7 @@ def main():
             victim = victims[sum(restarts.values()) % len(victims)]
             kill_and_restore(victim, recorder, arguments.dev)
             restarts[victim] = restarts.get(victim, 0) + 1
-            next_kill += arguments.kill_every
+            next_kill += kill_every
     stop.set()
     for user in users:
         user.join(timeout=70)
