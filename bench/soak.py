@@ -46,7 +46,8 @@ class Recorder:
         self.served = 0
         self.errors = {}  # (kind, method, code) -> count
         self.fault_until = 0.0  # monotonic time until which errors are the injected fault's
-        self.checks = {"alarm_missed": 0, "alarm_rang": 0, "material_not_ready": 0, "material_ready": 0}
+        self.checks = {"alarm_missed": 0, "alarm_rang": 0, "material_ready": 0,
+                       "material_not_ready_injected": 0, "material_not_ready_unexplained": 0}
 
     def call_done(self, method, milliseconds):
         window = int((time.monotonic() - self.started) // self.window_seconds)
@@ -54,8 +55,11 @@ class Recorder:
             self.served += 1
             self.latencies.setdefault((window, method), []).append(milliseconds)
 
+    def fault_kind(self):
+        return "injected" if time.monotonic() <= self.fault_until else "unexplained"
+
     def call_failed(self, method, code, message=""):
-        kind = "injected" if time.monotonic() <= self.fault_until else "unexplained"
+        kind = self.fault_kind()
         with self.lock:
             self.errors[(kind, method, code)] = self.errors.get((kind, method, code), 0) + 1
         if kind == "unexplained":
@@ -126,7 +130,12 @@ def material_flow(edge, recorder):
     if submitted.get("material", {}).get("status") == "ready":
         recorder.count("material_ready")
     else:
-        recorder.count("material_not_ready")
+        # A job whose worker or ai-gateway was killed fails with a reason (or is still being
+        # processed by another worker's sweep); outside a fault that is unexplained.
+        kind = recorder.fault_kind()
+        recorder.count(f"material_not_ready_{kind}")
+        print(f"soak: {time.strftime('%H:%M:%S')} material {material} {submitted.get('material', {}).get('status')} "
+              f"({kind}): {submitted.get('material', {}).get('failureReason', '')}", file=sys.stderr)
     edge.call("store", "materials.get", {"id": material})
     edge.call("store", "flashcards.list", {"materialId": material, "limit": 5})
     due = edge.call("scheduler", "review.due", {"limit": 2})
@@ -387,7 +396,9 @@ def main():
         user.join(timeout=70)
     samples.append(sample(run_dir, data_dir))
     report(recorder, samples, restarts, arguments.minutes)
-    return 1 if any(kind == "unexplained" for kind, _, _ in recorder.errors) or recorder.checks["alarm_missed"] else 0
+    failed = (any(kind == "unexplained" for kind, _, _ in recorder.errors) or recorder.checks["alarm_missed"]
+              or recorder.checks["material_not_ready_unexplained"])
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
