@@ -126,16 +126,15 @@ class Edge:
 def material_flow(edge, recorder):
     """Flow 1 and 5: a text becomes a material with flashcards, cards are reviewed, then it is deleted."""
     submitted = edge.upload("ingest", "ingest.submit", {"wait": True}, "photosynthesis.md", "text/markdown", STUDY_TEXT.encode())
-    material = submitted["materialId"]
-    if submitted.get("material", {}).get("status") == "ready":
+    material, record = submitted["materialId"], submitted.get("material", {})
+    if record.get("status") == "ready":
         recorder.count("material_ready")
     else:
-        # A job whose worker or ai-gateway was killed fails with a reason (or is still being
-        # processed by another worker's sweep); outside a fault that is unexplained.
+        # A job whose worker or ai-gateway was killed fails with a reason; outside a fault that is unexplained.
         kind = recorder.fault_kind()
         recorder.count(f"material_not_ready_{kind}")
-        print(f"soak: {time.strftime('%H:%M:%S')} material {material} {submitted.get('material', {}).get('status')} "
-              f"({kind}): {submitted.get('material', {}).get('failureReason', '')}", file=sys.stderr)
+        print(f"soak: {time.strftime('%H:%M:%S')} material {material} {record.get('status')} ({kind}): "
+              f"{record.get('failureReason', '')}", file=sys.stderr)
     edge.call("store", "materials.get", {"id": material})
     edge.call("store", "flashcards.list", {"materialId": material, "limit": 5})
     due = edge.call("scheduler", "review.due", {"limit": 2})

@@ -11,7 +11,7 @@ import Wire
 struct SQLiteMemoryTests {
     @Test("SQLITE_MEMORY_LIMIT_MB bounds what a pool's connections cache, which without it is the sum of their caches")
     func limitBoundsThePool() async throws {
-        // Four readers and a writer, each allowed 64 MiB of cache, read a 20 MB table.
+        // A writer fills a 20 MB table; four readers, each allowed 64 MiB of cache, read it all.
         let unlimited = try await #require(processExitsWith: .success, observing: [\.standardOutputContent]) {
             let used = try SQLiteMemoryTests.readTableFromFourReaders()
             print(used)
@@ -24,8 +24,10 @@ struct SQLiteMemoryTests {
             print(used)
             exit(used < 6 << 20 ? EXIT_SUCCESS : EXIT_FAILURE)
         }
-        let figures = [unlimited, limited].map { String(decoding: $0.standardOutputContent, as: UTF8.self) }
-        print("SQLite held \(figures[0].trimmingCharacters(in: .whitespacesAndNewlines)) bytes without the limit, \(figures[1].trimmingCharacters(in: .whitespacesAndNewlines)) with 4 MiB")
+        let held = [unlimited, limited].map {
+            String(decoding: $0.standardOutputContent, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        print("SQLite held \(held[0]) bytes without the limit, \(held[1]) with 4 MiB")
     }
 
     @Test("SQLITE_MEMORY_LIMIT_MB is 0 (none) when unset, and a value outside 0...65536 is INVALID_ARGUMENT naming it")
