@@ -11,7 +11,8 @@ import Wire
 @Suite("ingest.cancel", .serialized)
 struct CancelTests {
     /// A pdftotext that writes its pid to `pidFile` and sleeps a minute: a job that stays in
-    /// its extracting stage until it is stopped. The caller removes both files.
+    /// its extracting stage until it is stopped. The caller removes both files. The pid goes to
+    /// a temporary name first and is renamed into place, so whoever sees the file sees the pid.
     static func slowTool() async throws -> (tool: URL, pidFile: URL) {
         let pidFile = FileManager.default.temporaryDirectory.appending(path: "cancel-\(UUID().uuidString).pid")
         let tool = FileManager.default.temporaryDirectory.appending(path: "slow-tool-\(UUID().uuidString).sh")
@@ -19,7 +20,7 @@ struct CancelTests {
         // another test forks at that moment (a web server lives for its whole test), and
         // executing it then fails with ETXTBSY.
         let writer = try ChildProcess(executable: "/bin/sh", arguments: [
-            "-c", "printf '%s\\n' \"$1\" > \"$2\" && chmod 755 \"$2\"", "sh", "#!/bin/sh\necho $$ > \(pidFile.path)\nexec sleep 60", tool.path,
+            "-c", "printf '%s\\n' \"$1\" > \"$2\" && chmod 755 \"$2\"", "sh", "#!/bin/sh\necho $$ > \(pidFile.path).$$ && mv \(pidFile.path).$$ \(pidFile.path)\nexec sleep 60", tool.path,
         ])
         #expect(await writer.waitForExit() == 0)
         return (tool, pidFile)
