@@ -60,7 +60,7 @@ final class MockProvider: Sendable {
 }
 
 /// A broker, the gateway running on it (in this process), and a client bus.
-struct GatewayWorld {
+struct GatewayWorld: TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let gateway: AIGatewayService
@@ -126,15 +126,10 @@ func withGateway(
     mock: MockProvider? = nil, routes: [GatewayTask: [String]] = [:], directory: URL? = nil,
     settings: (inout AIGatewayConfiguration) -> Void = { _ in }, _ body: (GatewayWorld) async throws -> Void
 ) async throws {
-    let world = try await GatewayWorld.start(mock: mock, routes: routes, directory: directory, settings: settings)
-    defer { if directory == nil { try? FileManager.default.removeItem(at: world.directory) } }
-    do {
+    try await withWorld(GatewayWorld.start(mock: mock, routes: routes, directory: directory, settings: settings)) { world in
+        defer { if directory == nil { try? FileManager.default.removeItem(at: world.directory) } }
         try await body(world)
-    } catch {
-        await world.stop()
-        throw error
     }
-    await world.stop()
 }
 
 /// Runs `body` with a mock provider and a gateway configured against it, with fast retries.

@@ -12,7 +12,7 @@ import Wire
 
 /// The real store service on a gateway world's broker: its own bus and a SQLite file in a
 /// temporary folder, on the system clock (messages list by creation time).
-struct RunningStore {
+struct RunningStore: TestWorld {
     let store: StoreService
     let client: Bus
     let directory: URL

@@ -68,49 +68,49 @@ struct BrokerHostileInputTests {
     @Test("30,000 subscriptions from one socket, then its close, keep every concurrent call under a second")
     func subscriptionFlood() async throws {
         let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 1000) { _ in }
-        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
-        let watch = RoundTripWatch(world.client)
-        // No high-water mark: libzmq drops subscriptions a SUB cannot queue, and all must go.
-        let flood = try await RawPeer.connect(endpoints.sub, type: .sub, options: [(.sendHighWaterMark, 0)], timeoutMs: 200)
-        try await flood.subscribe((0..<30_000).map { "flood.\($0)." })
-        // Subscriptions travel in order: once the last one delivers an event, the broker's
-        // XPUB has taken in all 30,000.
-        try await flood.subscribe([Echo.echoed.name])
-        try await eventually("the flooding socket's subscriptions reached the broker") {
-            try world.client.publish(Echo.echoed, EchoReply(text: "probe"))
-            return await flood.receive() != nil
+        try await withWorld(EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)) { world in
+            let watch = RoundTripWatch(world.client)
+            // No high-water mark: libzmq drops subscriptions a SUB cannot queue, and all must go.
+            let flood = try await RawPeer.connect(endpoints.sub, type: .sub, options: [(.sendHighWaterMark, 0)], timeoutMs: 200)
+            try await flood.subscribe((0..<30_000).map { "flood.\($0)." })
+            // Subscriptions travel in order: once the last one delivers an event, the broker's
+            // XPUB has taken in all 30,000.
+            try await flood.subscribe([Echo.echoed.name])
+            try await eventually("the flooding socket's subscriptions reached the broker") {
+                try world.client.publish(Echo.echoed, EchoReply(text: "probe"))
+                return await flood.receive() != nil
+            }
+            await flood.close()
+            // The broker learns of the close and takes in 30,000 unsubscriptions; calls go on.
+            try await Task.sleep(for: .seconds(3))
+            let seen = await watch.stop()
+            #expect(seen.failures.isEmpty, "\(seen.failures.prefix(3))")
+            #expect(seen.calls > 10)
+            #expect(seen.longest < .seconds(1), "longest round trip \(seen.longest) over \(seen.calls) calls")
         }
-        await flood.close()
-        // The broker learns of the close and takes in 30,000 unsubscriptions; calls go on.
-        try await Task.sleep(for: .seconds(3))
-        let seen = await watch.stop()
-        #expect(seen.failures.isEmpty, "\(seen.failures.prefix(3))")
-        #expect(seen.calls > 10)
-        #expect(seen.longest < .seconds(1), "longest round trip \(seen.longest) over \(seen.calls) calls")
-        await world.stop()
     }
 
     @Test("a subscription longer than BROKER_MAX_SUBSCRIPTION_BYTES disconnects its subscriber; one at the limit is served")
     func subscriptionLength() async throws {
         let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 1000) { $0.maxSubscriptionBytes = 64 }
-        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
-        let topic = "echo." + String(repeating: "a", count: 300)
-        let atLimit = try await RawPeer.connect(endpoints.sub, type: .sub, timeoutMs: 50)
-        try await atLimit.subscribe([String(topic.prefix(64))])
-        let over = try await RawPeer.connect(endpoints.sub, type: .sub, timeoutMs: 50)
-        try await over.subscribe([String(topic.prefix(200))])
-        var received = 0
-        try await eventually("events reach the subscriber whose prefix is at the limit") {
-            try world.client.publish(topic: topic, payload: Data("{}".utf8))
-            if await atLimit.receive() != nil { received += 1 }
-            return received >= 5
+        try await withWorld(EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)) { world in
+            let topic = "echo." + String(repeating: "a", count: 300)
+            let atLimit = try await RawPeer.connect(endpoints.sub, type: .sub, timeoutMs: 50)
+            try await atLimit.subscribe([String(topic.prefix(64))])
+            let over = try await RawPeer.connect(endpoints.sub, type: .sub, timeoutMs: 50)
+            try await over.subscribe([String(topic.prefix(200))])
+            var received = 0
+            try await eventually("events reach the subscriber whose prefix is at the limit") {
+                try world.client.publish(topic: topic, payload: Data("{}".utf8))
+                if await atLimit.receive() != nil { received += 1 }
+                return received >= 5
+            }
+            #expect(await over.receive(timeoutMs: 200) == nil, "the longer subscription never took effect")
+            let reply = try await world.client.call(Echo.echo, EchoRequest(text: "still routing"))
+            #expect(reply.text == "still routing")
+            await atLimit.close()
+            await over.close()
         }
-        #expect(await over.receive(timeoutMs: 200) == nil, "the longer subscription never took effect")
-        let reply = try await world.client.call(Echo.echo, EchoRequest(text: "still routing"))
-        #expect(reply.text == "still routing")
-        await atLimit.close()
-        await over.close()
-        await world.stop()
     }
 
     @Test("an event frame over BROKER_MAX_EVENT_BYTES disconnects its publisher and reaches no subscriber; other events flow")
@@ -314,28 +314,28 @@ struct BrokerHostileInputTests {
 
     @Test("a deadline of Int64.max reaches a host whose handler calls on with it: no trap, the downstream call keeps its own timeout")
     func farDeadlinePropagated() async throws {
-        let world = try await EchoWorld.start()
-        let relayBus = try Bus(configuration: busConfiguration(world.endpoints, source: "relay"), logger: testLogger("relay"))
-        let relay = ServiceHost(bus: relayBus, contract: Relay, credit: 4, logger: testLogger("relay"))
-        relay.handle(Relay.forward) { request, context in try await context.call(Echo.echo, request) }
-        let relayTask = Task { try await relay.run() }
-        try await world.waitForService("relay")
-        let client = try await RawPeer.connect(world.endpoints.rpc)
-        for deadline in ["9223372036854775807", "9007199254740993"] {
-            let header = Data(#"{"id":"far","deadline":\#(deadline)}"#.utf8)
-            try await client.send([Data(), Data(MDP.client.utf8), Data("relay".utf8), Data("forward".utf8), header, Data(#"{"text":"far"}"#.utf8)])
-            let reply = try #require(await client.reply())
-            // Served, or refused where the header is read; never a crash.
-            #expect(reply.header.code == .ok || reply.header.code == .invalidArgument, "deadline \(deadline): \(reply.header)")
-            if reply.header.code == .ok { #expect(try WireCoding.decode(EchoReply.self, from: reply.payload).text == "far") }
+        try await withWorld(EchoWorld.start()) { world in
+            let relayBus = try Bus(configuration: busConfiguration(world.endpoints, source: "relay"), logger: testLogger("relay"))
+            let relay = ServiceHost(bus: relayBus, contract: Relay, credit: 4, logger: testLogger("relay"))
+            relay.handle(Relay.forward) { request, context in try await context.call(Echo.echo, request) }
+            let relayTask = Task { try await relay.run() }
+            try await world.waitForService("relay")
+            let client = try await RawPeer.connect(world.endpoints.rpc)
+            for deadline in ["9223372036854775807", "9007199254740993"] {
+                let header = Data(#"{"id":"far","deadline":\#(deadline)}"#.utf8)
+                try await client.send([Data(), Data(MDP.client.utf8), Data("relay".utf8), Data("forward".utf8), header, Data(#"{"text":"far"}"#.utf8)])
+                let reply = try #require(await client.reply())
+                // Served, or refused where the header is read; never a crash.
+                #expect(reply.header.code == .ok || reply.header.code == .invalidArgument, "deadline \(deadline): \(reply.header)")
+                if reply.header.code == .ok { #expect(try WireCoding.decode(EchoReply.self, from: reply.payload).text == "far") }
+            }
+            let reply = try await world.client.call(Relay.forward, EchoRequest(text: "still serving"))
+            #expect(reply.text == "still serving")
+            relayTask.cancel()
+            _ = try? await relayTask.value
+            await client.close()
+            await relayBus.shutdown()
         }
-        let reply = try await world.client.call(Relay.forward, EchoRequest(text: "still serving"))
-        #expect(reply.text == "still serving")
-        relayTask.cancel()
-        _ = try? await relayTask.value
-        await client.close()
-        await relayBus.shutdown()
-        await world.stop()
     }
 
     // MARK: Services
@@ -343,19 +343,19 @@ struct BrokerHostileInputTests {
     @Test("the record of a service whose workers left expires; a live service stays")
     func serviceRecordsExpire() async throws {
         let (broker, endpoints) = try await startConfiguredBroker(heartbeatMs: 250) { $0.serviceExpiry = .milliseconds(500) }
-        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 250)
-        for index in 0..<50 {
-            let peer = try await RawPeer.connect(endpoints.rpc)
-            try await peer.ready("gone-\(index)")
-            try await peer.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
-            await peer.close()
+        try await withWorld(EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 250)) { world in
+            for index in 0..<50 {
+                let peer = try await RawPeer.connect(endpoints.rpc)
+                try await peer.ready("gone-\(index)")
+                try await peer.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
+                await peer.close()
+            }
+            try await eventually("the records of the services that left expire") {
+                try await brokerServices(endpoints).map(\.name) == ["echo"]
+            }
+            try await Task.sleep(for: .seconds(1))
+            #expect(try await brokerServices(endpoints).first?.workers == 1, "the live service is kept")
         }
-        try await eventually("the records of the services that left expire") {
-            try await brokerServices(endpoints).map(\.name) == ["echo"]
-        }
-        try await Task.sleep(for: .seconds(1))
-        #expect(try await brokerServices(endpoints).first?.workers == 1, "the live service is kept")
-        await world.stop()
     }
 
     @Test("READY for a new service beyond BROKER_MAX_SERVICES replaces one without workers, or is told DISCONNECT")

@@ -11,14 +11,7 @@ struct BrokerMetricsTests {
     private func withMonitoredBroker(_ body: (EchoWorld, Monitoring) async throws -> Void) async throws {
         let monitoring = Monitoring(service: "broker", address: Monitoring.Address(host: "127.0.0.1", port: 0))
         let (broker, endpoints) = try await startBroker(metrics: monitoring.factory)
-        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints)
-        do {
-            try await body(world, monitoring)
-        } catch {
-            await world.stop()
-            throw error
-        }
-        await world.stop()
+        try await withWorld(EchoWorld.start(broker: broker, endpoints: endpoints)) { world in try await body(world, monitoring) }
     }
 
     private func exposition(_ monitoring: Monitoring) async -> String {

@@ -249,10 +249,10 @@ struct BrokerRoutingTests {
             while await peer.receive() != nil {}
             await peer.close()
         }
-        let world = try await EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)
-        let reply = try await world.client.call(Echo.echo, EchoRequest(text: "still routing"), options: CallOptions(timeout: .seconds(5)))
-        #expect(reply.text == "still routing")
-        await world.stop()
+        try await withWorld(EchoWorld.start(broker: broker, endpoints: endpoints, heartbeatMs: 1000)) { world in
+            let reply = try await world.client.call(Echo.echo, EchoRequest(text: "still routing"), options: CallOptions(timeout: .seconds(5)))
+            #expect(reply.text == "still routing")
+        }
     }
 }
 

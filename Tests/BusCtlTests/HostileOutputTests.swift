@@ -27,32 +27,32 @@ struct HostileOutputTests {
 
     @Test("tail shows control characters escaped, in lines and in JSON, and skips an event whose ts is out of range")
     func tailEscapes() async throws {
-        let world = try await EchoWorld.start()
-        let plain = try await busctl(["tail", "hostile.>", "--count", "2"], world.endpoints, whileRunning: Self.publishHostile(world.serviceBus))
-        #expect(plain.status == 0, "busctl: \(plain.err)")
-        #expect(!plain.out.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x07 || $0.value == 0x202E })
-        #expect(plain.out.contains(#"hostile.x\x1b[2J"#) && plain.out.contains(#"user=\x1b]0;owned\x07"#) && plain.out.contains(#"evil\u202etxt"#))
-        #expect(plain.out.contains(#"\x1b[31mred\x9b0m"#))
-        #expect(plain.out.split(separator: "\n").count == 2 && !plain.out.contains("hostile.old"), "the event with ts Int64.min is dropped")
+        try await withWorld(EchoWorld.start()) { world in
+            let plain = try await busctl(["tail", "hostile.>", "--count", "2"], world.endpoints, whileRunning: Self.publishHostile(world.serviceBus))
+            #expect(plain.status == 0, "busctl: \(plain.err)")
+            #expect(!plain.out.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x07 || $0.value == 0x202E })
+            #expect(plain.out.contains(#"hostile.x\x1b[2J"#) && plain.out.contains(#"user=\x1b]0;owned\x07"#) && plain.out.contains(#"evil\u202etxt"#))
+            #expect(plain.out.contains(#"\x1b[31mred\x9b0m"#))
+            #expect(plain.out.split(separator: "\n").count == 2 && !plain.out.contains("hostile.old"), "the event with ts Int64.min is dropped")
 
-        let json = try await busctl(["tail", "hostile.>", "--count", "1", "--json"], world.endpoints, whileRunning: Self.publishHostile(world.serviceBus))
-        #expect(json.status == 0)
-        #expect(!json.out.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x202E })
-        let object = try JSONValue.parse(json.out.trimmingCharacters(in: .whitespacesAndNewlines))
-        #expect(object["header"]?["user"] == .string("\u{1B}]0;owned\u{07}"), "JSON escapes keep the value")
-        // The payload is not JSON (a raw control character in a string), so it is shown as a string.
-        #expect(object["header"]?["instance"] == .string("i\u{9B}2J") && object["payload"] == .string("{\"text\":\"\u{1B}[31mred\u{9B}0m\"}"))
-        await world.stop()
+            let json = try await busctl(["tail", "hostile.>", "--count", "1", "--json"], world.endpoints, whileRunning: Self.publishHostile(world.serviceBus))
+            #expect(json.status == 0)
+            #expect(!json.out.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x9B || $0.value == 0x202E })
+            let object = try JSONValue.parse(json.out.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(object["header"]?["user"] == .string("\u{1B}]0;owned\u{07}"), "JSON escapes keep the value")
+            // The payload is not JSON (a raw control character in a string), so it is shown as a string.
+            #expect(object["header"]?["instance"] == .string("i\u{9B}2J") && object["payload"] == .string("{\"text\":\"\u{1B}[31mred\u{9B}0m\"}"))
+        }
     }
 
     @Test("a service's error message is printed with its control characters escaped")
     func errorMessageEscaped() async throws {
-        let world = try await EchoWorld.start()
-        let result = try await busctl(["call", "echo", "echo", #"{"text":1}"#, "--user", "\u{1B}[2J"], world.endpoints)
-        #expect(result.status == 3)
-        #expect(result.err.contains("INVALID_ARGUMENT: request header field 'user' must be a user id"))
-        #expect(!result.err.unicodeScalars.contains { $0.value == 0x1B })
-        await world.stop()
+        try await withWorld(EchoWorld.start()) { world in
+            let result = try await busctl(["call", "echo", "echo", #"{"text":1}"#, "--user", "\u{1B}[2J"], world.endpoints)
+            #expect(result.status == 3)
+            #expect(result.err.contains("INVALID_ARGUMENT: request header field 'user' must be a user id"))
+            #expect(!result.err.unicodeScalars.contains { $0.value == 0x1B })
+        }
     }
 
     @Test("the backup's temporary file is never opened through something planted at its name")

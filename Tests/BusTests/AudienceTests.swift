@@ -29,7 +29,7 @@ struct Seen: Codable, Sendable, Equatable {
 }
 
 /// A broker, the guarded service and a client, each bus with the security given.
-struct GuardedWorld {
+struct GuardedWorld: TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let serviceBus: Bus
@@ -102,70 +102,73 @@ struct AudienceTests {
 
     @Test("each role reaches exactly the methods its audience admits; refused requests run nothing")
     func roles() async throws {
-        let world = try await GuardedWorld.start()
-        let methods = [Guarded.forApps, Guarded.forServices, Guarded.forOperators]
-        let expected: [(BusIdentity, [StatusCode])] = [
-            (edge, [.ok, .permissionDenied, .permissionDenied]),
-            (alice, [.ok, .permissionDenied, .permissionDenied]),
-            (store, [.ok, .ok, .permissionDenied]),
-            (ops, [.ok, .ok, .ok]),
-        ]
-        var allowed = 0
-        for (caller, codes) in expected {
-            for (method, code) in zip(methods, codes) {
-                let outcome = await world.call(method, as: caller, user: caller.role == .user ? nil : "u1")
-                #expect(outcome.code == code, "\(caller) calling \(method.name)")
-                if code == .ok { allowed += 1 }
+        try await withWorld(GuardedWorld.start()) { world in
+            let methods = [Guarded.forApps, Guarded.forServices, Guarded.forOperators]
+            let expected: [(BusIdentity, [StatusCode])] = [
+                (edge, [.ok, .permissionDenied, .permissionDenied]),
+                (alice, [.ok, .permissionDenied, .permissionDenied]),
+                (store, [.ok, .ok, .permissionDenied]),
+                (ops, [.ok, .ok, .ok]),
+            ]
+            var allowed = 0
+            for (caller, codes) in expected {
+                for (method, code) in zip(methods, codes) {
+                    let outcome = await world.call(method, as: caller, user: caller.role == .user ? nil : "u1")
+                    #expect(outcome.code == code, "\(caller) calling \(method.name)")
+                    if code == .ok { allowed += 1 }
+                }
             }
+            #expect(world.handled.value == allowed)
+
+            let denied = await world.call(Guarded.forServices, as: edge, user: "u1")
+            guard case .failure(let error) = denied else { Issue.record("edge reached a service method"); return }
+            #expect(error.message == "guarded/things.service is for services and operators (audience service); the caller is edge web")
+            let operatorOnly = await world.call(Guarded.forOperators, as: store)
+            #expect((try? operatorOnly.get()) == nil)
+            if case .failure(let error) = operatorOnly { #expect(error.message.contains("is for operators (audience operator); the caller is service store")) }
+
+            // _health and _describe are for anyone.
+            var options = CallOptions(timeout: .seconds(10))
+            options.claimedCaller = edge
+            let health = try await world.client.call(Reserved.health("guarded"), Empty(), options: options)
+            #expect(health.status == .serving)
+            #expect(try await world.client.call(Reserved.describe("guarded"), Empty(), options: options).service == "guarded")
         }
-        #expect(world.handled.value == allowed)
-
-        let denied = await world.call(Guarded.forServices, as: edge, user: "u1")
-        guard case .failure(let error) = denied else { Issue.record("edge reached a service method"); return }
-        #expect(error.message == "guarded/things.service is for services and operators (audience service); the caller is edge web")
-        let operatorOnly = await world.call(Guarded.forOperators, as: store)
-        #expect((try? operatorOnly.get()) == nil)
-        if case .failure(let error) = operatorOnly { #expect(error.message.contains("is for operators (audience operator); the caller is service store")) }
-
-        // _health and _describe are for anyone.
-        var options = CallOptions(timeout: .seconds(10))
-        options.claimedCaller = edge
-        #expect(try await world.client.call(Reserved.health("guarded"), Empty(), options: options).status == .serving)
-        #expect(try await world.client.call(Reserved.describe("guarded"), Empty(), options: options).service == "guarded")
-        await world.stop()
     }
 
     @Test("a handler's own check: allUsers only for an operator")
     func handlerCheck() async throws {
-        let world = try await GuardedWorld.start()
-        let edgeAll = await world.call(Guarded.forApps, as: edge, user: "u1", allUsers: true)
-        #expect(edgeAll.code == .permissionDenied)
-        if case .failure(let error) = edgeAll { #expect(error.message == "guarded/things.app with allUsers is for operators (audience operator); the caller is edge web") }
-        #expect(await world.call(Guarded.forApps, as: store, user: "u1", allUsers: true).code == .permissionDenied)
-        #expect(await world.call(Guarded.forApps, as: ops, allUsers: true).code == .ok)
-        #expect(await world.call(Guarded.forApps, as: nil, allUsers: true).code == .ok, "the host's security is off: an unidentified caller is an operator")
-        await world.stop()
+        try await withWorld(GuardedWorld.start()) { world in
+            let edgeAll = await world.call(Guarded.forApps, as: edge, user: "u1", allUsers: true)
+            #expect(edgeAll.code == .permissionDenied)
+            if case .failure(let error) = edgeAll { #expect(error.message == "guarded/things.app with allUsers is for operators (audience operator); the caller is edge web") }
+            #expect(await world.call(Guarded.forApps, as: store, user: "u1", allUsers: true).code == .permissionDenied)
+            #expect(await world.call(Guarded.forApps, as: ops, allUsers: true).code == .ok)
+            #expect(await world.call(Guarded.forApps, as: nil, allUsers: true).code == .ok, "the host's security is off: an unidentified caller is an operator")
+        }
     }
 
     @Test("a user key acts for its own user only")
     func userKey() async throws {
-        let world = try await GuardedWorld.start()
-        #expect(try await world.call(Guarded.forApps, as: alice).get() == Seen(user: "alice", caller: "user alice"))
-        #expect(try await world.call(Guarded.forApps, as: alice, user: "alice").get().user == "alice")
-        let other = await world.call(Guarded.forApps, as: alice, user: "bob")
-        #expect(other.code == .permissionDenied)
-        if case .failure(let error) = other { #expect(error.message == "the caller is user 'alice' and may not act for user 'bob'") }
-        #expect(try await world.call(Guarded.forApps, as: edge, user: "bob").get() == Seen(user: "bob", caller: "edge web"))
-        await world.stop()
+        try await withWorld(GuardedWorld.start()) { world in
+            let seen = try await world.call(Guarded.forApps, as: alice).get()
+            #expect(seen == Seen(user: "alice", caller: "user alice"))
+            #expect(try await world.call(Guarded.forApps, as: alice, user: "alice").get().user == "alice")
+            let other = await world.call(Guarded.forApps, as: alice, user: "bob")
+            #expect(other.code == .permissionDenied)
+            if case .failure(let error) = other { #expect(error.message == "the caller is user 'alice' and may not act for user 'bob'") }
+            #expect(try await world.call(Guarded.forApps, as: edge, user: "bob").get() == Seen(user: "bob", caller: "edge web"))
+        }
     }
 
     @Test("with the host's own security off, a request without caller is trusted as an operator")
     func openBus() async throws {
-        let world = try await GuardedWorld.start()
-        for method in [Guarded.forApps, Guarded.forServices, Guarded.forOperators] {
-            #expect(try await world.call(method, as: nil, user: "u1").get() == Seen(user: "u1", caller: nil))
+        try await withWorld(GuardedWorld.start()) { world in
+            for method in [Guarded.forApps, Guarded.forServices, Guarded.forOperators] {
+                let seen = try await world.call(method, as: nil, user: "u1").get()
+                #expect(seen == Seen(user: "u1", caller: nil))
+            }
         }
-        await world.stop()
     }
 
     @Test("over CURVE through a real broker, the broker stamps each key's caller and the host enforces audiences by it")
@@ -175,67 +178,67 @@ struct AudienceTests {
         let service = try keys.service("guarded")
         let user = try keys.user("u1")
         let operatorKey = try keys.operator()
-        let world = try await GuardedWorld.start(keys: keys, service: service, client: user, contracts: [Guarded])
-        // A user key's claim to be an operator is overridden by what the broker knows.
-        #expect(try await world.call(Guarded.forApps, as: ops, user: "u1").get() == Seen(user: "u1", caller: "user u1"))
-        #expect(try await world.call(Guarded.forApps, as: nil).get() == Seen(user: "u1", caller: "user u1"), "an absent user is the key's own")
-        #expect(await world.call(Guarded.forServices, as: ops, user: "u1").code == .permissionDenied)
-        #expect(await world.call(Guarded.forOperators, as: ops, user: "u1").code == .permissionDenied)
-        let another = await world.call(Guarded.forApps, as: nil, user: "u2")
-        #expect(another.code == .permissionDenied)
-        #expect(world.handled.value == 2, "nothing refused ran")
+        try await withWorld(GuardedWorld.start(keys: keys, service: service, client: user, contracts: [Guarded])) { world in
+            // A user key's claim to be an operator is overridden by what the broker knows.
+            #expect(try await world.call(Guarded.forApps, as: ops, user: "u1").get() == Seen(user: "u1", caller: "user u1"))
+            #expect(try await world.call(Guarded.forApps, as: nil).get() == Seen(user: "u1", caller: "user u1"), "an absent user is the key's own")
+            #expect(await world.call(Guarded.forServices, as: ops, user: "u1").code == .permissionDenied)
+            #expect(await world.call(Guarded.forOperators, as: ops, user: "u1").code == .permissionDenied)
+            let another = await world.call(Guarded.forApps, as: nil, user: "u2")
+            #expect(another.code == .permissionDenied)
+            #expect(world.handled.value == 2, "nothing refused ran")
 
-        let operatorBus = try Bus(configuration: busConfiguration(world.endpoints, source: "operator", security: operatorKey), logger: testLogger("operator"))
-        var options = CallOptions(user: "u9")
-        options.claimedCaller = try BusIdentity(role: .user, name: "u9")
-        #expect(try await operatorBus.call(Guarded.forOperators, Scope(allUsers: true), options: options) == Seen(user: "u9", caller: "operator"))
-        #expect(try await operatorBus.call(Reserved.describe("guarded"), Empty()).methods.count == 5)
+            let operatorBus = try Bus(configuration: busConfiguration(world.endpoints, source: "operator", security: operatorKey), logger: testLogger("operator"))
+            var options = CallOptions(user: "u9")
+            options.claimedCaller = try BusIdentity(role: .user, name: "u9")
+            #expect(try await operatorBus.call(Guarded.forOperators, Scope(allUsers: true), options: options) == Seen(user: "u9", caller: "operator"))
+            #expect(try await operatorBus.call(Reserved.describe("guarded"), Empty()).methods.count == 5)
 
-        // Events travel over CURVE too, from the service's publisher to a subscriber allowed them.
-        let topic = Guarded.seen
-        let collector = EventCollector(try operatorBus.subscribe([topic.name]))
-        try await eventually("an event over CURVE") {
-            try world.serviceBus.publish(topic, Seen(user: "u1", caller: nil))
-            try await Task.sleep(for: .milliseconds(30))
-            return !collector.all.isEmpty
+            // Events travel over CURVE too, from the service's publisher to a subscriber allowed them.
+            let topic = Guarded.seen
+            let collector = EventCollector(try operatorBus.subscribe([topic.name]))
+            try await eventually("an event over CURVE") {
+                try world.serviceBus.publish(topic, Seen(user: "u1", caller: nil))
+                try await Task.sleep(for: .milliseconds(30))
+                return !collector.all.isEmpty
+            }
+            collector.cancel()
+            await operatorBus.shutdown()
+
+            // A client without CURVE gets nothing through, and the broker goes on serving.
+            let plain = try Bus(configuration: busConfiguration(world.endpoints, source: "plain"), logger: testLogger("plain"))
+            await #expect(throws: BusError.self) { try await plain.call(Reserved.health("guarded"), Empty(), options: CallOptions(timeout: .milliseconds(500))) }
+            await plain.shutdown()
+            #expect(try await world.client.call(Reserved.health("guarded"), Empty()).status == .serving)
         }
-        collector.cancel()
-        await operatorBus.shutdown()
-
-        // A client without CURVE gets nothing through, and the broker goes on serving.
-        let plain = try Bus(configuration: busConfiguration(world.endpoints, source: "plain"), logger: testLogger("plain"))
-        await #expect(throws: BusError.self) { try await plain.call(Reserved.health("guarded"), Empty(), options: CallOptions(timeout: .milliseconds(500))) }
-        await plain.shutdown()
-        #expect(try await world.client.call(Reserved.health("guarded"), Empty()).status == .serving)
-        await world.stop()
     }
 
     @Test("_describe shows every method's audience")
     func describe() async throws {
-        let world = try await GuardedWorld.start()
-        let description = try await world.client.call(Reserved.describe("guarded"), Empty())
-        let audiences = Dictionary(uniqueKeysWithValues: description.methods.map { ($0.name, $0.audience) })
-        #expect(audiences == ["things.app": .app, "things.service": .service, "things.operator": .operator, "_health": .any, "_describe": .any])
-        let json = String(decoding: try WireCoding.encode(description), as: UTF8.self)
-        #expect(json.contains(#""name":"things.service","summary":"Service to service.","audience":"service""#))
-        await world.stop()
+        try await withWorld(GuardedWorld.start()) { world in
+            let description = try await world.client.call(Reserved.describe("guarded"), Empty())
+            let audiences = Dictionary(uniqueKeysWithValues: description.methods.map { ($0.name, $0.audience) })
+            #expect(audiences == ["things.app": .app, "things.service": .service, "things.operator": .operator, "_health": .any, "_describe": .any])
+            let json = String(decoding: try WireCoding.encode(description), as: UTF8.self)
+            #expect(json.contains(#""name":"things.service","summary":"Service to service.","audience":"service""#))
+        }
     }
 
     @Test("the header's last caller is the one read: a client's own caller cannot outrank the broker's")
     func lastCallerWins() async throws {
-        let world = try await GuardedWorld.start()
-        let client = #"{"id":"a","caller":{"role":"operator"},"caller":{"role":"edge","name":"web"}}"#
-        let broker = #"{"id":"b","caller":{"role":"edge","name":"web"},"caller":{"role":"operator"}}"#
-        #expect(try RequestHeader.decode(Data(client.utf8)).caller == edge)
-        let replies = try await rawRequests(world.endpoints.rpc, [
-            ("things.operator", client), ("things.operator", broker),
-            ("things.app", #"{"id":"c","caller":{"role":"root"},"caller":{"role":"operator"}}"#),
-            ("things.app", #"{"id":"d","caller":"operator"}"#),
-        ])
-        // A header with a malformed member is refused; the refusal still carries its readable id.
-        #expect(replies.sorted { $0.id < $1.id }.map { "\($0.id):\($0.code.rawValue)" } == ["a:7", "b:0", "c:3", "d:3"])
-        #expect(world.handled.value == 1)
-        await world.stop()
+        try await withWorld(GuardedWorld.start()) { world in
+            let client = #"{"id":"a","caller":{"role":"operator"},"caller":{"role":"edge","name":"web"}}"#
+            let broker = #"{"id":"b","caller":{"role":"edge","name":"web"},"caller":{"role":"operator"}}"#
+            #expect(try RequestHeader.decode(Data(client.utf8)).caller == edge)
+            let replies = try await rawRequests(world.endpoints.rpc, [
+                ("things.operator", client), ("things.operator", broker),
+                ("things.app", #"{"id":"c","caller":{"role":"root"},"caller":{"role":"operator"}}"#),
+                ("things.app", #"{"id":"d","caller":"operator"}"#),
+            ])
+            // A header with a malformed member is refused; the refusal still carries its readable id.
+            #expect(replies.sorted { $0.id < $1.id }.map { "\($0.id):\($0.code.rawValue)" } == ["a:7", "b:0", "c:3", "d:3"])
+            #expect(world.handled.value == 1)
+        }
     }
 
     /// Sends requests with headers written by hand from a raw DEALER; returns each reply's id and code.

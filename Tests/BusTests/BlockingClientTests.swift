@@ -10,16 +10,12 @@ struct BlockingClientTests {
     /// blocking caller would: blocking a thread of the cooperative pool could starve the
     /// in-process echo service the calls go to.
     private func withEchoClient<T: Sendable>(_ calls: @escaping @Sendable (BlockingClient) throws -> T) async throws -> T {
-        let world = try await EchoWorld.start()
-        let configuration = busConfiguration(world.endpoints, source: "blocking")
-        do {
-            let result = try await onOwnThread { try withBlockingClient(configuration: configuration, calls) }
-            await world.stop()
-            return result
-        } catch {
-            await world.stop()
-            throw error
+        var result: T?
+        try await withWorld(EchoWorld.start()) { world in
+            let configuration = busConfiguration(world.endpoints, source: "blocking")
+            result = try await onOwnThread { try withBlockingClient(configuration: configuration, calls) }
         }
+        return try #require(result)
     }
 
     /// The BusError `body` throws, if any.
@@ -68,23 +64,23 @@ struct BlockingClientTests {
 
     @Test("callEach keeps many calls in flight on the connection and hands each outcome over with its request's position")
     func callEachPipelines() async throws {
-        let world = try await EchoWorld.start(credit: 16)
-        let configuration = busConfiguration(world.endpoints, source: "pipelined")
-        let outcomes = try await onOwnThread {
-            try withBlockingClient(configuration: configuration) { client in
-                var outcomes: [(Int, Result<EchoReply, BusError>)] = []
-                // Handlers of different lengths, so that replies come back out of request order.
-                let requests = (0..<300).lazy.map { EchoRequest(text: "n\($0)", delayMs: $0 % 5) }
-                try client.callEach(Echo.echo, requests, inFlight: 32, options: CallOptions(user: "u1")) { outcomes.append(($0, $1)) }
-                return outcomes.map { index, outcome in (index, (try? outcome.get()).map { "\($0.text)/\($0.user ?? "-")" }) }
+        try await withWorld(EchoWorld.start(credit: 16)) { world in
+            let configuration = busConfiguration(world.endpoints, source: "pipelined")
+            let outcomes = try await onOwnThread {
+                try withBlockingClient(configuration: configuration) { client in
+                    var outcomes: [(Int, Result<EchoReply, BusError>)] = []
+                    // Handlers of different lengths, so that replies come back out of request order.
+                    let requests = (0..<300).lazy.map { EchoRequest(text: "n\($0)", delayMs: $0 % 5) }
+                    try client.callEach(Echo.echo, requests, inFlight: 32, options: CallOptions(user: "u1")) { outcomes.append(($0, $1)) }
+                    return outcomes.map { index, outcome in (index, (try? outcome.get()).map { "\($0.text)/\($0.user ?? "-")" }) }
+                }
             }
+            #expect(outcomes.count == 300)
+            #expect(outcomes.map(\.0).sorted() == Array(0..<300))
+            #expect(outcomes.allSatisfy { $0.1 == "n\($0.0)/u1" })
+            #expect(outcomes.map(\.0) != Array(0..<300), "replies should arrive in the order the handlers finish")
+            #expect(world.gauge.maximum > 1, "the service should have had several of the calls at once")
         }
-        #expect(outcomes.count == 300)
-        #expect(outcomes.map(\.0).sorted() == Array(0..<300))
-        #expect(outcomes.allSatisfy { $0.1 == "n\($0.0)/u1" })
-        #expect(outcomes.map(\.0) != Array(0..<300), "replies should arrive in the order the handlers finish")
-        #expect(world.gauge.maximum > 1, "the service should have had several of the calls at once")
-        await world.stop()
     }
 
     @Test("callEach gives each call its own error and deadline, and goes on with the rest")

@@ -127,23 +127,23 @@ struct BrokerPairTests {
 
     @Test("the first broker listed is down from the start: the first calls fail UNAVAILABLE within the liveness, then calls go through the second")
     func firstBrokerNeverUp() async throws {
-        let world = try await EchoWorld.start()
-        // A port nothing listens on: connections are refused, the broker never answers.
-        var configuration = busConfiguration(world.endpoints, source: "client", heartbeatMs: 200)
-        configuration.rpcEndpoint = "tcp://127.0.0.1:1,\(world.endpoints.rpc)"
-        let client = try Bus(configuration: configuration, logger: testLogger("client"))
-        let started = ContinuousClock.now
-        do {
-            _ = try await client.call(Echo.echo, EchoRequest(text: "first"), options: CallOptions(timeout: .seconds(20)))
-        } catch {
-            #expect(error.code == .unavailable, "\(error)")
+        try await withWorld(EchoWorld.start()) { world in
+            // A port nothing listens on: connections are refused, the broker never answers.
+            var configuration = busConfiguration(world.endpoints, source: "client", heartbeatMs: 200)
+            configuration.rpcEndpoint = "tcp://127.0.0.1:1,\(world.endpoints.rpc)"
+            let client = try Bus(configuration: configuration, logger: testLogger("client"))
+            let started = ContinuousClock.now
+            do throws(BusError) {
+                _ = try await client.call(Echo.echo, EchoRequest(text: "first"), options: CallOptions(timeout: .seconds(20)))
+            } catch {
+                #expect(error.code == .unavailable, "\(error)")
+            }
+            #expect(ContinuousClock.now - started < .seconds(3), "the call sent to the dead broker ended at the liveness, not its deadline")
+            try await eventually("calls served through the second broker", timeout: .seconds(5)) {
+                (try? await client.call(Echo.echo, EchoRequest(text: "second"), options: CallOptions(timeout: .seconds(1))))?.text == "second"
+            }
+            await client.shutdown()
         }
-        #expect(ContinuousClock.now - started < .seconds(3), "the call sent to the dead broker ended at the liveness, not its deadline")
-        try await eventually("calls served through the second broker", timeout: .seconds(5)) {
-            (try? await client.call(Echo.echo, EchoRequest(text: "second"), options: CallOptions(timeout: .seconds(1))))?.text == "second"
-        }
-        await client.shutdown()
-        await world.stop()
     }
 
     @Test("an endpoint setting lists one to three distinct brokers; anything else is INVALID_ARGUMENT naming the variable")

@@ -10,32 +10,32 @@ import Wire
 struct EventLimitTests {
     @Test("an event whose payload or header is over BROKER_MAX_EVENT_BYTES is refused before it takes a seq; the stream goes on without a gap")
     func oversizedEventRefused() async throws {
-        let world = try await PubSubWorld.start()
-        let events = try await world.collect(["large."])
-        var configuration = busConfiguration(world.endpoints, source: "limited")
-        configuration.maxEventBytes = 10_000
-        let publisher = try Bus(configuration: configuration, logger: testLogger("limited"))
-        try publisher.publish(topic: "large.event", payload: Data(#"{"n":1}"#.utf8))
-        let payload = Data(("\"" + String(repeating: "x", count: 20_000) + "\"").utf8)
-        #expect {
-            try publisher.publish(topic: "large.event", payload: payload)
-        } throws: { error in
-            let error = error as? BusError
-            return error?.code == .resourceExhausted && error?.details?["setting"] == .string("BROKER_MAX_EVENT_BYTES")
-                && error?.details?["bytes"] == .int(Int64(payload.count))
+        try await withWorld(PubSubWorld.start()) { world in
+            let events = try await world.collect(["large."])
+            var configuration = busConfiguration(world.endpoints, source: "limited")
+            configuration.maxEventBytes = 10_000
+            let publisher = try Bus(configuration: configuration, logger: testLogger("limited"))
+            try publisher.publish(topic: "large.event", payload: Data(#"{"n":1}"#.utf8))
+            let payload = Data(("\"" + String(repeating: "x", count: 20_000) + "\"").utf8)
+            #expect {
+                try publisher.publish(topic: "large.event", payload: payload)
+            } throws: { error in
+                let error = error as? BusError
+                return error?.code == .resourceExhausted && error?.details?["setting"] == .string("BROKER_MAX_EVENT_BYTES")
+                    && error?.details?["bytes"] == .int(Int64(payload.count))
+            }
+            // A header is as large as its user and meta make it.
+            let hugeUser = String(repeating: "u", count: 20_000)
+            #expect(throws: BusError.self) { try publisher.publish(topic: "large.event", payload: Data("{}".utf8), user: hugeUser) }
+            let header = EventHeader(id: "d1", source: "durable", instance: "d-1", seq: 1, ts: Date().unixMilliseconds)
+            #expect(throws: BusError.self) { try publisher.publish(topic: "large.event", header: header, payload: payload) }
+            try publisher.publish(topic: "large.event", payload: Data(#"{"n":2}"#.utf8))
+            try await eventually("the two small events") { events.all.filter { $0.topic == "large.event" }.count == 2 }
+            let received = events.all.filter { $0.topic == "large.event" }
+            #expect(received.map(\.header.seq) == [1, 2] && received.allSatisfy { $0.gap == nil })
+            events.cancel()
+            await publisher.shutdown()
         }
-        // A header is as large as its user and meta make it.
-        let hugeUser = String(repeating: "u", count: 20_000)
-        #expect(throws: BusError.self) { try publisher.publish(topic: "large.event", payload: Data("{}".utf8), user: hugeUser) }
-        let header = EventHeader(id: "d1", source: "durable", instance: "d-1", seq: 1, ts: Date().unixMilliseconds)
-        #expect(throws: BusError.self) { try publisher.publish(topic: "large.event", header: header, payload: payload) }
-        try publisher.publish(topic: "large.event", payload: Data(#"{"n":2}"#.utf8))
-        try await eventually("the two small events") { events.all.filter { $0.topic == "large.event" }.count == 2 }
-        let received = events.all.filter { $0.topic == "large.event" }
-        #expect(received.map(\.header.seq) == [1, 2] && received.allSatisfy { $0.gap == nil })
-        events.cancel()
-        await publisher.shutdown()
-        await world.stop()
     }
 
     @Test("a subscription nobody reads holds at most BUS_SUBSCRIPTION_BUFFER_BYTES; the rest is dropped and shows as a gap")

@@ -130,19 +130,19 @@ struct HostileHeaderTests {
 
     @Test("through the real broker: an out-of-range deadline is refused by the broker, a bad user by the service")
     func throughTheBroker() async throws {
-        let world = try await EchoWorld.start()
-        let client = try await RawClient.connect(world.endpoints.rpc)
-        let deadline = try #require(try await client.call("echo", "echo", header: #"{"id":"a","deadline":9223372036854775807}"#, payload: #"{"text":"x"}"#))
-        #expect(deadline.header.code == .invalidArgument && deadline.header.message?.contains("'deadline'") == true)
-        let user = try #require(try await client.call("echo", "echo", header: #"{"id":"b","user":"\u001b[31mred"}"#, payload: #"{"text":"x"}"#))
-        #expect(user.header.id == "b" && user.header.code == .invalidArgument && user.header.message?.contains("'user'") == true)
-        // The typed client gets the same, and the service is still there.
-        await #expect(throws: BusError.self) {
-            _ = try await world.client.call(Echo.echo, EchoRequest(text: "x"), options: CallOptions(user: "two words"))
+        try await withWorld(EchoWorld.start()) { world in
+            let client = try await RawClient.connect(world.endpoints.rpc)
+            let deadline = try #require(try await client.call("echo", "echo", header: #"{"id":"a","deadline":9223372036854775807}"#, payload: #"{"text":"x"}"#))
+            #expect(deadline.header.code == .invalidArgument && deadline.header.message?.contains("'deadline'") == true)
+            let user = try #require(try await client.call("echo", "echo", header: #"{"id":"b","user":"\u001b[31mred"}"#, payload: #"{"text":"x"}"#))
+            #expect(user.header.id == "b" && user.header.code == .invalidArgument && user.header.message?.contains("'user'") == true)
+            // The typed client gets the same, and the service is still there.
+            await #expect(throws: BusError.self) {
+                _ = try await world.client.call(Echo.echo, EchoRequest(text: "x"), options: CallOptions(user: "two words"))
+            }
+            #expect(try await world.client.call(Echo.echo, EchoRequest(text: "still up"), options: CallOptions(user: "u1")).text == "still up")
+            await client.close()
         }
-        #expect(try await world.client.call(Echo.echo, EchoRequest(text: "still up"), options: CallOptions(user: "u1")).text == "still up")
-        await client.close()
-        await world.stop()
     }
 }
 
@@ -150,29 +150,29 @@ struct HostileHeaderTests {
 struct HostileEventTests {
     @Test("events with seq 2^63−1 then 1, or ts Int64.min, are dropped and counted; the subscriber goes on")
     func droppedAndCounted() async throws {
-        let world = try await EchoWorld.start()
-        let subscription = try world.client.subscribe(["hostile."])
-        let collector = EventCollector(subscription)
-        func publish(_ id: String, seq: Int64, ts: Int64) throws {
-            try world.serviceBus.publish(topic: "hostile.event", header: EventHeader(id: id, source: "evil", instance: "i", seq: seq, ts: ts),
-                                         payload: Data("{}".utf8))
+        try await withWorld(EchoWorld.start()) { world in
+            let subscription = try world.client.subscribe(["hostile."])
+            let collector = EventCollector(subscription)
+            func publish(_ id: String, seq: Int64, ts: Int64) throws {
+                try world.serviceBus.publish(topic: "hostile.event", header: EventHeader(id: id, source: "evil", instance: "i", seq: seq, ts: ts),
+                                             payload: Data("{}".utf8))
+            }
+            // Until the subscription is live, keep sending the sequence; each round ends in a valid event.
+            var round = 0
+            try await eventually("a valid event after the hostile ones") {
+                round += 1
+                try publish("max-\(round)", seq: .max, ts: 0)
+                try publish("one-\(round)", seq: 1, ts: 0)
+                try publish("old-\(round)", seq: 2, ts: .min)
+                try publish("ok-\(round)", seq: 3, ts: Date().unixMilliseconds)
+                try await Task.sleep(for: .milliseconds(50))
+                return collector.all.contains { $0.header.id.hasPrefix("ok-") }
+            }
+            let delivered = collector.all.map(\.header.id)
+            #expect(!delivered.contains { $0.hasPrefix("max-") || $0.hasPrefix("old-") }, "\(delivered)")
+            #expect(subscription.invalidEventsDropped >= 2)
+            #expect(try await world.client.call(Echo.echo, EchoRequest(text: "up")).text == "up")
+            collector.cancel()
         }
-        // Until the subscription is live, keep sending the sequence; each round ends in a valid event.
-        var round = 0
-        try await eventually("a valid event after the hostile ones") {
-            round += 1
-            try publish("max-\(round)", seq: .max, ts: 0)
-            try publish("one-\(round)", seq: 1, ts: 0)
-            try publish("old-\(round)", seq: 2, ts: .min)
-            try publish("ok-\(round)", seq: 3, ts: Date().unixMilliseconds)
-            try await Task.sleep(for: .milliseconds(50))
-            return collector.all.contains { $0.header.id.hasPrefix("ok-") }
-        }
-        let delivered = collector.all.map(\.header.id)
-        #expect(!delivered.contains { $0.hasPrefix("max-") || $0.hasPrefix("old-") }, "\(delivered)")
-        #expect(subscription.invalidEventsDropped >= 2)
-        #expect(try await world.client.call(Echo.echo, EchoRequest(text: "up")).text == "up")
-        collector.cancel()
-        await world.stop()
     }
 }

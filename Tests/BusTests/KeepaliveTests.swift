@@ -30,18 +30,18 @@ struct KeepaliveTests {
 
     @Test("every connection a bus makes to the broker probes with TCP keepalive after 300 s of silence")
     func keepalive() async throws {
-        let world = try await EchoWorld.start()
-        _ = try await world.client.call(Echo.echo, EchoRequest(text: "hi"), options: CallOptions(user: "u1"))
-        let collector = try await EventCollector.active(world.client, Echo.echoed, probe: EchoReply(text: "probe"))
-        for endpoint in [world.endpoints.rpc, world.endpoints.pub, world.endpoints.sub] {
-            let port = Int(endpoint.split(separator: ":").last!)!
-            let sockets = try socketsConnected(to: port)
-            #expect(!sockets.isEmpty, "no connection to \(endpoint)")
-            for socket in sockets {
-                #expect(socket.keepalive == 1 && socket.idle == 300 && socket.interval == 60, "\(endpoint): \(socket)")
+        try await withWorld(EchoWorld.start()) { world in
+            _ = try await world.client.call(Echo.echo, EchoRequest(text: "hi"), options: CallOptions(user: "u1"))
+            let collector = try await EventCollector.active(world.client, Echo.echoed, probe: EchoReply(text: "probe"))
+            for endpoint in [world.endpoints.rpc, world.endpoints.pub, world.endpoints.sub] {
+                let port = Int(endpoint.split(separator: ":").last!)!
+                let sockets = try socketsConnected(to: port)
+                #expect(!sockets.isEmpty, "no connection to \(endpoint)")
+                for socket in sockets {
+                    #expect(socket.keepalive == 1 && socket.idle == 300 && socket.interval == 60, "\(endpoint): \(socket)")
+                }
             }
+            collector.cancel()
         }
-        collector.cancel()
-        await world.stop()
     }
 }

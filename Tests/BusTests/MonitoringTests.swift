@@ -10,7 +10,7 @@ import Testing
 import Wire
 
 /// A service host with its monitoring port, behind a real broker.
-private struct MonitoredEcho {
+private struct MonitoredEcho: TestWorld {
     let broker: Broker
     let serviceBus: Bus
     let client: Bus
@@ -46,85 +46,85 @@ private struct MonitoredEcho {
 struct MonitoringTests {
     @Test("requests are counted per method and status code, and timed")
     func requestMetrics() async throws {
-        let world = try await MonitoredEcho.start()
-        try await eventually("echo serves") { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
-        _ = try await world.client.call(Echo.echo, EchoRequest(text: "b"), options: CallOptions(user: "u1"))
-        _ = try? await world.client.call(Echo.fail, FailRequest(kind: .notFound), options: CallOptions(user: "u1"))
-        _ = try? await world.client.call(Echo.upper, EchoRequest(text: ""), options: CallOptions(user: "u1"))
-        let metrics = try await httpGet(port: world.port, "/metrics")
-        #expect(metrics.status == 200)
-        #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
-        #expect((metricValue(metrics.body, #"studybus_requests_total{service="echo",method="echo",code="OK"}"#) ?? 0) >= 2)
-        #expect(metricValue(metrics.body, #"studybus_requests_total{service="echo",method="fail",code="NOT_FOUND"}"#) == 1)
-        #expect(metricValue(metrics.body, #"studybus_requests_total{service="echo",method="upper",code="INVALID_ARGUMENT"}"#) == 1)
-        #expect((metricValue(metrics.body, #"studybus_request_duration_seconds_count{service="echo",method="echo"}"#) ?? 0) >= 2)
-        #expect(metrics.body.contains("# HELP studybus_requests_total "))
-        #expect(metrics.body.contains(#"studybus_build_info{service="echo",version="\#(BuildInfo.version)""#))
-        await world.stop()
+        try await withWorld(MonitoredEcho.start()) { world in
+            try await eventually("echo serves") { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
+            _ = try await world.client.call(Echo.echo, EchoRequest(text: "b"), options: CallOptions(user: "u1"))
+            _ = try? await world.client.call(Echo.fail, FailRequest(kind: .notFound), options: CallOptions(user: "u1"))
+            _ = try? await world.client.call(Echo.upper, EchoRequest(text: ""), options: CallOptions(user: "u1"))
+            let metrics = try await httpGet(port: world.port, "/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.headers["content-type"]?.hasPrefix("text/plain; version=0.0.4") == true)
+            #expect((metricValue(metrics.body, #"studybus_requests_total{service="echo",method="echo",code="OK"}"#) ?? 0) >= 2)
+            #expect(metricValue(metrics.body, #"studybus_requests_total{service="echo",method="fail",code="NOT_FOUND"}"#) == 1)
+            #expect(metricValue(metrics.body, #"studybus_requests_total{service="echo",method="upper",code="INVALID_ARGUMENT"}"#) == 1)
+            #expect((metricValue(metrics.body, #"studybus_request_duration_seconds_count{service="echo",method="echo"}"#) ?? 0) >= 2)
+            #expect(metrics.body.contains("# HELP studybus_requests_total "))
+            #expect(metrics.body.contains(#"studybus_build_info{service="echo",version="\#(BuildInfo.version)""#))
+        }
     }
 
     @Test("a method the service does not have is counted under one label, whatever its name")
     func unknownMethodsShareOneLabel() async throws {
-        let world = try await MonitoredEcho.start()
-        try await eventually("echo serves") { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
-        for index in 0..<5 {
-            _ = try? await world.client.callRaw(service: "echo", method: "made.up.\(index)", payload: Data("{}".utf8))
+        try await withWorld(MonitoredEcho.start()) { world in
+            try await eventually("echo serves") { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
+            for index in 0..<5 {
+                _ = try? await world.client.callRaw(service: "echo", method: "made.up.\(index)", payload: Data("{}".utf8))
+            }
+            let metrics = try await httpGet(port: world.port, "/metrics").body
+            #expect(metricValue(metrics, #"studybus_requests_total{service="echo",method="_unknown",code="UNIMPLEMENTED"}"#) == 5)
+            #expect(!metrics.contains("made.up"))
         }
-        let metrics = try await httpGet(port: world.port, "/metrics").body
-        #expect(metricValue(metrics, #"studybus_requests_total{service="echo",method="_unknown",code="UNIMPLEMENTED"}"#) == 5)
-        #expect(!metrics.contains("made.up"))
-        await world.stop()
     }
 
     @Test("/healthz answers while the process runs; /readyz once the broker answers, and not while draining")
     func healthAndReadiness() async throws {
-        let world = try await MonitoredEcho.start()
-        #expect(try await httpGet(port: world.port, "/healthz").status == 200)
-        try await eventually("ready") { try await httpGet(port: world.port, "/readyz").status == 200 }
-        world.host.setServing(false)
-        let draining = try await httpGet(port: world.port, "/readyz")
-        #expect(draining.status == 503)
-        #expect(draining.body.contains("echo: draining"))
-        world.host.setServing(true)
-        await world.broker.stop()
-        try await eventually("not ready without a broker") {
-            let readiness = try await httpGet(port: world.port, "/readyz")
-            return readiness.status == 503 && readiness.body.contains("not registered with the broker")
+        try await withWorld(MonitoredEcho.start()) { world in
+            #expect(try await httpGet(port: world.port, "/healthz").status == 200)
+            try await eventually("ready") { try await httpGet(port: world.port, "/readyz").status == 200 }
+            world.host.setServing(false)
+            let draining = try await httpGet(port: world.port, "/readyz")
+            #expect(draining.status == 503)
+            #expect(draining.body.contains("echo: draining"))
+            world.host.setServing(true)
+            await world.broker.stop()
+            try await eventually("not ready without a broker") {
+                let readiness = try await httpGet(port: world.port, "/readyz")
+                return readiness.status == 503 && readiness.body.contains("not registered with the broker")
+            }
+            #expect(try await httpGet(port: world.port, "/healthz").status == 200)
         }
-        #expect(try await httpGet(port: world.port, "/healthz").status == 200)
-        await world.stop()
     }
 
     @Test("strangers get a defined answer: unknown paths, other methods, bodies, garbage")
     func hostileRequests() async throws {
-        let world = try await MonitoredEcho.start()
-        #expect(try await httpGet(port: world.port, "/admin").status == 404)
-        let post = try await httpGet(port: world.port, "/metrics", method: "POST")
-        #expect(post.status == 405)
-        #expect(post.headers["allow"] == "GET, HEAD")
-        #expect(try await httpGet(port: world.port, "/metrics", method: "GET", body: "x=1").status == 413)
-        let head = try await httpGet(port: world.port, "/healthz", method: "HEAD")
-        #expect(head.status == 200 && head.body.isEmpty)
-        let garbage = try await rawHTTP(port: world.port, Array("\u{1}\u{2}not http at all\r\n\r\n".utf8))
-        #expect(garbage.hasPrefix("HTTP/1.1 400"))
-        let hugeHeader = "GET /metrics HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 200_000) + "\r\n\r\n"
-        #expect(!(try await rawHTTP(port: world.port, Array(hugeHeader.utf8))).hasPrefix("HTTP/1.1 200"))
-        // Still serving.
-        #expect(try await httpGet(port: world.port, "/healthz?verbose=1").status == 200)
-        await world.stop()
+        try await withWorld(MonitoredEcho.start()) { world in
+            #expect(try await httpGet(port: world.port, "/admin").status == 404)
+            let post = try await httpGet(port: world.port, "/metrics", method: "POST")
+            #expect(post.status == 405)
+            #expect(post.headers["allow"] == "GET, HEAD")
+            #expect(try await httpGet(port: world.port, "/metrics", method: "GET", body: "x=1").status == 413)
+            let head = try await httpGet(port: world.port, "/healthz", method: "HEAD")
+            #expect(head.status == 200 && head.body.isEmpty)
+            let garbage = try await rawHTTP(port: world.port, Array("\u{1}\u{2}not http at all\r\n\r\n".utf8))
+            #expect(garbage.hasPrefix("HTTP/1.1 400"))
+            let hugeHeader = "GET /metrics HTTP/1.1\r\nX-Big: " + String(repeating: "a", count: 200_000) + "\r\n\r\n"
+            #expect(!(try await rawHTTP(port: world.port, Array(hugeHeader.utf8))).hasPrefix("HTTP/1.1 200"))
+            // Still serving.
+            #expect(try await httpGet(port: world.port, "/healthz?verbose=1").status == 200)
+        }
     }
 
     @Test("a client that trickles its request a byte at a time is cut off when the connection's time is up")
     func tricklingClient() async throws {
-        let world = try await MonitoredEcho.start()
-        let started = ContinuousClock.now
-        let answer = try await trickle(port: world.port, Array("GET /metrics HTTP/1.1\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 100))
-        #expect(answer.isEmpty, "the server answered a request it never got whole: \(answer)")
-        // Cut after its 2 s, well before the 13 s the whole request would take at 100 ms a byte
-        // (the margin is for a busy machine).
-        #expect(ContinuousClock.now - started < .seconds(9))
-        #expect(try await httpGet(port: world.port, "/healthz").status == 200)
-        await world.stop()
+        try await withWorld(MonitoredEcho.start()) { world in
+            let started = ContinuousClock.now
+            let answer = try await trickle(port: world.port, Array("GET /metrics HTTP/1.1\r\nX-Slow: ".utf8) + Array(repeating: UInt8(ascii: "a"), count: 100))
+            #expect(answer.isEmpty, "the server answered a request it never got whole: \(answer)")
+            // Cut after its 2 s, well before the 13 s the whole request would take at 100 ms a byte
+            // (the margin is for a busy machine).
+            #expect(ContinuousClock.now - started < .seconds(9))
+            #expect(try await httpGet(port: world.port, "/healthz").status == 200)
+        }
     }
 
     @Test("METRICS_ADDRESS is host:port, [v6]:port or :port, and off when unset")

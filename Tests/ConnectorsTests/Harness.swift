@@ -61,7 +61,7 @@ final class FakeGoogle: Sendable {
 
 /// A real broker, the real store and an ingest worker (each on its own bus, in this process),
 /// the connectors service pointed at the fake Google, and a client bus.
-final class ConnectorsWorld: Sendable {
+final class ConnectorsWorld: Sendable, TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let google: FakeGoogle

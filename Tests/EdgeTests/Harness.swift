@@ -48,7 +48,7 @@ let Probe = ProbeContract()
 let testSecret = Array("edge-tests-secret-0123456789abcdef".utf8)
 
 /// A real broker, the store and probe on their own buses, the edge on its own bus and a loopback port.
-struct EdgeWorld {
+struct EdgeWorld: TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let edge: EdgeService

@@ -35,7 +35,7 @@ func testIngestConfiguration(_ change: (inout IngestConfiguration) -> Void = { _
 
 /// The mock model provider of the ai-gateway tests (Tests/AIGatewayTests/mock_provider.py),
 /// here only for its OpenAI Whisper transcription endpoint.
-final class WhisperMock: Sendable {
+final class WhisperMock: Sendable, TestWorld {
     static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appending(path: "AIGatewayTests/mock_provider.py")
 
@@ -101,7 +101,7 @@ final class WhisperMock: Sendable {
 /// A real broker, the real store and ai-gateway (in this process, each on its own bus), an
 /// ingest worker (in this process too unless a test runs the binaries), and a client that
 /// collects events.
-final class IngestWorld: Sendable {
+final class IngestWorld: Sendable, TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let store: StoreService
@@ -291,14 +291,7 @@ func withIngest(
     gateway: ((URL) -> AIGatewayConfiguration)? = { AIGatewayConfiguration(databaseURL: $0) },
     storeClock: ManualWallClock? = nil, messageLimit: Int64? = nil, callTimeout: Duration? = nil, _ body: (IngestWorld) async throws -> Void
 ) async throws {
-    let world = try await IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock, messageLimit: messageLimit, callTimeout: callTimeout)
-    do {
-        try await body(world)
-    } catch {
-        await world.stop()
-        throw error
-    }
-    await world.stop()
+    try await withWorld(IngestWorld(ingest: configuration, gateway: gateway, storeClock: storeClock, messageLimit: messageLimit, callTimeout: callTimeout), body)
 }
 
 /// Runs `body` with a Whisper mock and a world whose ai-gateway transcribes through it.

@@ -127,7 +127,7 @@ enum Payloads {
 }
 
 /// The notifier in-process, with a broker, a client bus and the stand-in producers.
-final class NotifierWorld: Sendable {
+final class NotifierWorld: Sendable, TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let directory: URL
@@ -243,7 +243,7 @@ struct Received: Decodable {
 }
 
 /// The webhook/ntfy receiver (webhook_receiver.py).
-final class WebhookReceiver: Sendable {
+final class WebhookReceiver: Sendable, TestWorld {
     let server: PythonServer
     let http: HTTPClient
 
@@ -266,7 +266,7 @@ final class WebhookReceiver: Sendable {
 }
 
 /// The APNs receiver (apns_receiver.py) and the key the notifier signs with.
-final class APNsReceiver: Sendable {
+final class APNsReceiver: Sendable, TestWorld {
     let server: PythonServer
     let http: HTTPClient
     let caFile: String

@@ -41,7 +41,7 @@ extension BusError {
 
 /// A real broker, the scheduler on its own bus with a manual clock and its own SQLite file,
 /// and a client bus; `stopScheduler()` and `startScheduler()` restart it on the same file.
-final class SchedulerWorld: @unchecked Sendable {
+final class SchedulerWorld: @unchecked Sendable, TestWorld {
     // @unchecked: the mutable fields are only touched by the test that owns the world, in order.
     let broker: Broker
     let endpoints: Broker.Endpoints

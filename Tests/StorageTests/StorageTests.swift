@@ -122,8 +122,7 @@ struct StorageTests {
         // Committed while no publisher ran, as after a crash between commit and publish.
         try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: "u1") }
         let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
-        let events = EventCollector(try listener.subscribe(["note."]))
-        try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the broker
+        let events = try await EventCollector.subscribed(listener, ["note."])
         let publisher = Task { try await outbox.run() }
         try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u2") }
         outbox.notifyCommitted()
@@ -149,8 +148,7 @@ struct StorageTests {
         let bus = try Bus(configuration: configuration, logger: testLogger("notes"))
         let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
         let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
-        let events = EventCollector(try listener.subscribe([noteText.name, noteAdded.name]))
-        try await Task.sleep(for: .milliseconds(200))  // let the subscription reach the broker
+        let events = try await EventCollector.subscribed(listener, [noteText.name, noteAdded.name])
         _ = try await producer.database.pool.write { db in
             try Outbox.append(db, noteText, NoteText(text: String(repeating: "x", count: 4096)), user: "u1")
         }

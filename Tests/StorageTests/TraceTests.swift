@@ -55,22 +55,22 @@ struct TraceTests {
 
     @Test("a handler's calls carry the request's traceparent without passing it by hand")
     func requestToCalls() async throws {
-        let world = try await EchoWorld.start()
-        let relayBus = try Bus(configuration: busConfiguration(world.endpoints, source: "relay"), logger: testLogger("relay"))
-        let relay = ServiceHost(bus: relayBus, service: "relay", logger: testLogger("relay"))
-        relay.handle(relayEcho) { request, _ in
-            try await relayBus.call(Echo.echo, request, options: CallOptions(user: "u1"))
+        try await withWorld(EchoWorld.start()) { world in
+            let relayBus = try Bus(configuration: busConfiguration(world.endpoints, source: "relay"), logger: testLogger("relay"))
+            let relay = ServiceHost(bus: relayBus, service: "relay", logger: testLogger("relay"))
+            relay.handle(relayEcho) { request, _ in
+                try await relayBus.call(Echo.echo, request, options: CallOptions(user: "u1"))
+            }
+            let relayTask = Task { try await relay.run() }
+            try await world.waitForService("relay")
+            let reply = try await world.client.call(relayEcho, EchoRequest(text: "hi"), options: CallOptions(user: "u1", meta: ["traceparent": Self.trace]))
+            #expect(reply.traceparent == Self.trace)
+            let untraced = try await world.client.call(relayEcho, EchoRequest(text: "hi"), options: CallOptions(user: "u1"))
+            #expect(untraced.traceparent == nil)
+            relayTask.cancel()
+            _ = try? await relayTask.value
+            await relayBus.shutdown()
         }
-        let relayTask = Task { try await relay.run() }
-        try await world.waitForService("relay")
-        let reply = try await world.client.call(relayEcho, EchoRequest(text: "hi"), options: CallOptions(user: "u1", meta: ["traceparent": Self.trace]))
-        #expect(reply.traceparent == Self.trace)
-        let untraced = try await world.client.call(relayEcho, EchoRequest(text: "hi"), options: CallOptions(user: "u1"))
-        #expect(untraced.traceparent == nil)
-        relayTask.cancel()
-        _ = try? await relayTask.value
-        await relayBus.shutdown()
-        await world.stop()
     }
 
     @Test("what a consumer writes for an event continues the event's trace")

@@ -13,78 +13,79 @@ import Wire
 struct BackupTests {
     @Test("_backup while writes go on: the copy matches its size and checksum, passes integrity_check and holds every row written before")
     func backupThroughTheBus() async throws {
-        let world = try await StoreWorld.start()
-        let before = try await addTasks(world, count: 40, prefix: "before")
-        let writer = try await BackgroundWriter.start(world)
-        let (info, attachment) = try await world.client.callWithAttachment(
-            Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(120)))
-        await writer.stop()
+        try await withWorld(StoreWorld.start()) { world in
+            let before = try await addTasks(world, count: 40, prefix: "before")
+            let writer = try await BackgroundWriter.start(world)
+            let (info, attachment) = try await world.client.callWithAttachment(
+                Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(120)))
+            await writer.stop()
 
-        let data = try #require(attachment)
-        #expect(info.service == "store" && info.file == "store.sqlite")
-        #expect(info.bytes == Int64(data.count))
-        #expect(info.sha256 == SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
-        #expect(info.migrations == StoreSchema.migrator.migrations)
-        let copy = try temporaryDirectory().appending(path: "store-backup.sqlite")
-        try data.write(to: copy)
-        try expectSoundCopy(at: copy, holding: before)
-        #expect(try leftovers(in: world.directory).isEmpty)
-        await world.stop()
+            let data = try #require(attachment)
+            #expect(info.service == "store" && info.file == "store.sqlite")
+            #expect(info.bytes == Int64(data.count))
+            #expect(info.sha256 == SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined())
+            #expect(info.migrations == StoreSchema.migrator.migrations)
+            let copy = try temporaryDirectory().appending(path: "store-backup.sqlite")
+            try data.write(to: copy)
+            try expectSoundCopy(at: copy, holding: before)
+            #expect(try leftovers(in: world.directory).isEmpty)
+        }
     }
 
     @Test("busctl backup writes the checked copy to the file atomically and prints its size and path")
     func busctlBackup() async throws {
-        let world = try await StoreWorld.start()
-        let before = try await addTasks(world, count: 40, prefix: "before")
-        let writer = try await BackgroundWriter.start(world)
-        let folder = try temporaryDirectory()
-        let target = folder.appending(path: "store.sqlite")
-        try Data("an older backup".utf8).write(to: target)
-        let result = try await busctl(["backup", "store", target.path], world.endpoints, timeout: .seconds(120))
-        await writer.stop()
+        try await withWorld(StoreWorld.start()) { world in
+            let before = try await addTasks(world, count: 40, prefix: "before")
+            let writer = try await BackgroundWriter.start(world)
+            let folder = try temporaryDirectory()
+            let target = folder.appending(path: "store.sqlite")
+            try Data("an older backup".utf8).write(to: target)
+            let result = try await busctl(["backup", "store", target.path], world.endpoints, timeout: .seconds(120))
+            await writer.stop()
 
-        #expect(result.status == 0, "busctl failed: \(result.err)")
-        let size = try #require(FileManager.default.attributesOfItem(atPath: target.path)[.size] as? NSNumber).int64Value
-        #expect(result.out.hasPrefix("store: \(size) bytes, sha256 "))
-        #expect(result.out.contains("migrations (newest: store.v5.processing-lease) -> \(target.path)"))
-        let permissions = try #require(FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? NSNumber)
-        #expect(permissions.intValue == 0o600)
-        try expectSoundCopy(at: target, holding: before)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("store.sqlite") } == [])
-        await world.stop()
+            #expect(result.status == 0, "busctl failed: \(result.err)")
+            let size = try #require(FileManager.default.attributesOfItem(atPath: target.path)[.size] as? NSNumber).int64Value
+            #expect(result.out.hasPrefix("store: \(size) bytes, sha256 "))
+            #expect(result.out.contains("migrations (newest: store.v5.processing-lease) -> \(target.path)"))
+            let permissions = try #require(FileManager.default.attributesOfItem(atPath: target.path)[.posixPermissions] as? NSNumber)
+            #expect(permissions.intValue == 0o600)
+            try expectSoundCopy(at: target, holding: before)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("store.sqlite") } == [])
+        }
     }
 
     @Test("a database larger than the broker's largest message is RESOURCE_EXHAUSTED naming the limit and the setting; nothing is left behind")
     func tooLarge() async throws {
         let limit: Int64 = 16 << 10
-        let world = try await StoreWorld.start(maxMessageBytes: limit)
-        _ = try await addTasks(world, count: 40, prefix: "t")
-        do {
-            _ = try await world.client.callWithAttachment(Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(60)))
-            Issue.record("_backup succeeded with a \(limit)-byte limit")
-        } catch {
-            #expect(error.code == .resourceExhausted)
-            #expect(error.message.contains("more than the largest message the broker accepts (BROKER_MAX_MESSAGE_BYTES = 16384)"))
-            #expect(error.details?["setting"] == .string("BROKER_MAX_MESSAGE_BYTES") && error.details?["limit"] == .int(limit))
-            #expect((error.details?["bytes"]?.intValue ?? 0) > limit)
+        try await withWorld(StoreWorld.start(maxMessageBytes: limit)) { world in
+            _ = try await addTasks(world, count: 40, prefix: "t")
+            do throws(BusError) {
+                _ = try await world.client.callWithAttachment(Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(60)))
+                Issue.record("_backup succeeded with a \(limit)-byte limit")
+            } catch {
+                #expect(error.code == .resourceExhausted)
+                #expect(error.message.contains("more than the largest message the broker accepts (BROKER_MAX_MESSAGE_BYTES = 16384)"))
+                #expect(error.details?["setting"] == .string("BROKER_MAX_MESSAGE_BYTES") && error.details?["limit"] == .int(limit))
+                #expect((error.details?["bytes"]?.intValue ?? 0) > limit)
+            }
+            let target = try temporaryDirectory().appending(path: "store.sqlite")
+            let result = try await busctl(["backup", "store", target.path], world.endpoints, timeout: .seconds(120))
+            #expect(result.status == 8)
+            #expect(result.err.contains("RESOURCE_EXHAUSTED: the backup of store is"))
+            #expect(!FileManager.default.fileExists(atPath: target.path))
+            #expect(try leftovers(in: world.directory).isEmpty)
+            #expect(try await world.client.call(Reserved.health("store"), Empty()).status == .serving)
         }
-        let target = try temporaryDirectory().appending(path: "store.sqlite")
-        let result = try await busctl(["backup", "store", target.path], world.endpoints, timeout: .seconds(120))
-        #expect(result.status == 8)
-        #expect(result.err.contains("RESOURCE_EXHAUSTED: the backup of store is"))
-        #expect(!FileManager.default.fileExists(atPath: target.path))
-        #expect(try leftovers(in: world.directory).isEmpty)
-        #expect(try await world.client.call(Reserved.health("store"), Empty()).status == .serving)
-        await world.stop()
     }
 
     @Test("a temporary copy left by a process that died while backing up is deleted when the store starts")
     func leftoverCopy() async throws {
         let directory = try temporaryDirectory()
         try Data("half a copy".utf8).write(to: directory.appending(path: ".backup-0f1e2d3c.sqlite"))
-        let world = try await StoreWorld.start(directory: directory)
-        #expect(try leftovers(in: directory).isEmpty)
-        await world.stop()
+        try await withWorld(StoreWorld.start(directory: directory)) { world in
+            let remaining = try leftovers(in: directory)
+            #expect(remaining.isEmpty)
+        }
     }
 
     @Test("restored as docs/operations.md says, the store starts on the backup and numbers its next events after every one published before")
@@ -92,12 +93,12 @@ struct BackupTests {
         let directory = try temporaryDirectory()
         var kept: [String] = [], lost: [String] = [], backup: Data?, publishedBefore: Int64 = 0
         do {  // the store's first life, ended before its file is replaced
-            let world = try await StoreWorld.start(directory: directory)
-            kept = try await addTasks(world, count: 5, prefix: "kept")
-            backup = try await world.client.callWithAttachment(Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(60))).attachment
-            lost = try await addTasks(world, count: 5, prefix: "lost")
-            publishedBefore = try await world.events().last?.header.seq ?? 0
-            await world.stop()
+            try await withWorld(StoreWorld.start(directory: directory)) { world in
+                kept = try await addTasks(world, count: 5, prefix: "kept")
+                backup = try await world.client.callWithAttachment(Reserved.backup("store"), Empty(), options: CallOptions(timeout: .seconds(60))).attachment
+                lost = try await addTasks(world, count: 5, prefix: "lost")
+                publishedBefore = try await world.events().last?.header.seq ?? 0
+            }
         }
 
         // Restoring: replace the file, drop the old write-ahead log, move the event numbering on.
@@ -108,15 +109,15 @@ struct BackupTests {
         try await restoring.write { db in try db.execute(sql: "UPDATE sqlite_sequence SET seq = seq + 1000000 WHERE name = 'bus_outbox'") }
         try restoring.close()
 
-        let world = try await StoreWorld.start(directory: directory)
-        let tasks = Set(try await world.call(Store.listTasks, StudyTaskList(limit: 500)).items.map(\.id))
-        #expect(tasks == Set(kept), "lost: \(lost)")
-        let next = try await world.call(Store.createTask, StudyTaskCreate(id: "after-restore", title: "After"))
-        let last = try #require(try await world.events().last)
-        #expect(last.topic == "task.created")
-        #expect(try last.decode(Store.taskCreated).id == next.id)
-        #expect(last.header.seq > publishedBefore)
-        await world.stop()
+        try await withWorld(StoreWorld.start(directory: directory)) { world in
+            let tasks = Set(try await world.call(Store.listTasks, StudyTaskList(limit: 500)).items.map(\.id))
+            #expect(tasks == Set(kept), "lost: \(lost)")
+            let next = try await world.call(Store.createTask, StudyTaskCreate(id: "after-restore", title: "After"))
+            let last = try #require(try await world.events().last)
+            #expect(last.topic == "task.created")
+            #expect(try last.decode(Store.taskCreated).id == next.id)
+            #expect(last.header.seq > publishedBefore)
+        }
     }
 }
 

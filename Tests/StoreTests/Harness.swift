@@ -18,7 +18,7 @@ func temporaryDirectory() throws -> URL {
 }
 
 /// A real broker, the store on its own bus over a SQLite file in a temporary folder, and a client.
-struct StoreWorld {
+struct StoreWorld: TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let store: StoreService

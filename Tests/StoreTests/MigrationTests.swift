@@ -36,28 +36,28 @@ struct MigrationTests {
                 try db.execute(sql: "INSERT INTO task (id, user_id, title, created_at, updated_at) VALUES ('t1', 'alice', 'Revise', ?, ?)", arguments: [t, t])
             }
         }
-        let world = try await StoreWorld.start(directory: directory)
-        let applied = try await world.sql { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
-        #expect(applied.contains("store.v2.search") && applied.contains("store.v3.sync") && applied.contains("store.v4.chunk-sections"))
-        #expect(try await world.call(Store.getChunk, RecordID(id: "k1")).section == nil, "an old chunk has no section")
+        try await withWorld(StoreWorld.start(directory: directory)) { world in
+            let applied = try await world.sql { db in try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations") }
+            #expect(applied.contains("store.v2.search") && applied.contains("store.v3.sync") && applied.contains("store.v4.chunk-sections"))
+            #expect(try await world.call(Store.getChunk, RecordID(id: "k1")).section == nil, "an old chunk has no section")
 
-        let material = try await world.call(Store.getMaterial, RecordID(id: "m1"))
-        #expect(material.keywords == [] && !material.isArchived && !material.isPriority && material.sizeBytes == 0 && material.createdAt == StoreWorld.start)
-        let card = try await world.call(Store.getFlashcard, RecordID(id: "c1"))
-        #expect(card.kind == .qa && card.tags == [] && card.chunkId == "k1")
-        #expect(try await world.call(Store.getNote, RecordID(id: "n1")).metadata == [:])
-        #expect(try await world.call(Store.getTask, RecordID(id: "t1")).isDone == false)
+            let material = try await world.call(Store.getMaterial, RecordID(id: "m1"))
+            #expect(material.keywords == [] && !material.isArchived && !material.isPriority && material.sizeBytes == 0 && material.createdAt == StoreWorld.start)
+            let card = try await world.call(Store.getFlashcard, RecordID(id: "c1"))
+            #expect(card.kind == .qa && card.tags == [] && card.chunkId == "k1")
+            #expect(try await world.call(Store.getNote, RecordID(id: "n1")).metadata == [:])
+            #expect(try await world.call(Store.getTask, RecordID(id: "t1")).isDone == false)
 
-        let hits = try await world.call(Store.search, SearchRequest(query: "enzymes")).hits
-        #expect(Set(hits.map(\.id)) == ["k1", "c1", "n1"])
-        #expect(hits.first { $0.id == "k1" }?.subjectId == "s1")
-        let pulled = try await world.call(Store.syncPull, SyncPullRequest())
-        #expect(Set(pulled.changes.map(\.id)) == ["s1", "m1", "c1", "q1", "n1", "t1"])
-        // Old rows take part in new writes.
-        _ = try await world.call(Store.updateFlashcard, FlashcardUpdate(id: "c1", tags: ["bio"]))
-        _ = try await world.call(Store.deleteMaterial, RecordID(id: "m1"))
-        #expect(try await world.call(Store.search, SearchRequest(query: "enzymes")).hits.map(\.id) == ["n1"])
-        #expect(try world.store.owner.database.integrityCheck() == "ok")
-        await world.stop()
+            let hits = try await world.call(Store.search, SearchRequest(query: "enzymes")).hits
+            #expect(Set(hits.map(\.id)) == ["k1", "c1", "n1"])
+            #expect(hits.first { $0.id == "k1" }?.subjectId == "s1")
+            let pulled = try await world.call(Store.syncPull, SyncPullRequest())
+            #expect(Set(pulled.changes.map(\.id)) == ["s1", "m1", "c1", "q1", "n1", "t1"])
+            // Old rows take part in new writes.
+            _ = try await world.call(Store.updateFlashcard, FlashcardUpdate(id: "c1", tags: ["bio"]))
+            _ = try await world.call(Store.deleteMaterial, RecordID(id: "m1"))
+            #expect(try await world.call(Store.search, SearchRequest(query: "enzymes")).hits.map(\.id) == ["n1"])
+            #expect(try world.store.owner.database.integrityCheck() == "ok")
+        }
     }
 }

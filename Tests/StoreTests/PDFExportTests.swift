@@ -124,8 +124,7 @@ struct PDFExportTests {
 
     @Test("cards print fronts, then backs mirrored for duplex, every card in order; 2 pages per 8 cards; A4 and Letter")
     func cardsInOrder() async throws {
-        let world = try await StoreWorld.start()
-        try await running(world, stop: { await $0.stop() }) { world in
+        try await withWorld(StoreWorld.start()) { world in
             let set = try await world.call(Store.createSet, FlashcardSetCreate(name: "Order"))
             let count = 11
             for index in 1...count {
@@ -159,8 +158,7 @@ struct PDFExportTests {
 
     @Test("Arabic, Hebrew, Chinese, Japanese and Korean cards come back out of the PDF as they went in")
     func scripts() async throws {
-        let world = try await StoreWorld.start()
-        try await running(world, stop: { await $0.stop() }) { world in
+        try await withWorld(StoreWorld.start()) { world in
             let sides = [
                 ("مرحبا بالعالم", "שלום עולם"), ("光合作用将光能转化为化学能", "日本語の勉強をしています"), ("한국어 공부", "Ünïcode Grüße — ok"),
             ]
@@ -179,8 +177,7 @@ struct PDFExportTests {
 
     @Test("a card too long for its box is cut with … inside it: nothing reaches the next card")
     func longCardsStayInTheirCard() async throws {
-        let world = try await StoreWorld.start()
-        try await running(world, stop: { await $0.stop() }) { world in
+        try await withWorld(StoreWorld.start()) { world in
             let words = (1...1_000).map { "spill\($0)" }
             let longFronts = [
                 words.joined(separator: " "),               // one paragraph, cut to 2,000 characters before layout
@@ -215,8 +212,7 @@ struct PDFExportTests {
 
     @Test("past STORE_PDF_MAX_PAGES: RESOURCE_EXHAUSTED before drawing; wrong content and format pairs: INVALID_ARGUMENT; the store stays up")
     func limits() async throws {
-        let world = try await StoreWorld.start(pdfMaximumPages: 4)
-        try await running(world, stop: { await $0.stop() }) { world in
+        try await withWorld(StoreWorld.start(pdfMaximumPages: 4)) { world in
             let put = try await world.call(Store.putMaterial, samplePut(cards: 16, setName: "Sixteen"))
             let setId = try #require(put.setId)
             let (full, pdf) = try await Self.exportPDF(world, ExportRequest(content: .flashcards, format: .pdf, setId: setId))
@@ -303,8 +299,7 @@ struct PDFExportTests {
 
     @Test("without the scheduler the report still comes, saying the scheduler's numbers are unavailable")
     func reportWithoutScheduler() async throws {
-        let world = try await StoreWorld.start()
-        try await running(world, stop: { await $0.stop() }) { world in
+        try await withWorld(StoreWorld.start()) { world in
             _ = try await world.call(Store.createSet, FlashcardSetCreate(name: "Chemistry"))
             let start = StoreWorld.start
             _ = try await world.call(Store.createSession, StudySessionCreate(startedAt: start, endedAt: start.addingTimeInterval(600), cardsReviewed: 5))

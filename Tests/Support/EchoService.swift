@@ -53,6 +53,7 @@ public struct EchoContract: ServiceContract {
     public let fail = Method<FailRequest, Empty>(Self.self, "fail", "Throws the kind of error asked for.", audience: .app)
     public let upper = Method<EchoRequest, EchoReply>(Self.self, "upper", "Returns the text in capitals, on the bus's I/O thread; an empty text is INVALID_ARGUMENT.", audience: .app)
     public let echoed = Topic<EchoReply>(Self.self, "echo.echoed", "Published for every echo.")
+    public let probe = Topic<String>(Self.self, "echo.probe", "Published by tests until their own subscription returns it (EventCollector.subscribed).")
 }
 
 public let Echo = EchoContract()
@@ -96,7 +97,7 @@ public func registerEcho(on host: ServiceHost, gauge: ConcurrencyGauge = Concurr
 }
 
 /// A broker, a bus for the service, the echo host running, and a separate client bus.
-public struct EchoWorld {
+public struct EchoWorld: TestWorld {
     public let broker: Broker
     public let endpoints: Broker.Endpoints
     public let serviceBus: Bus

@@ -4,7 +4,7 @@ import Glibc
 /// A local server written in Python that speaks an external service's real wire format
 /// (an HTTP API, a webhook receiver). The script prints its port on the first line of stdout
 /// and serves until stopped.
-public final class PythonServer: Sendable {
+public final class PythonServer: Sendable, TestWorld {
     public let port: Int
     private let process: ChildProcess
 

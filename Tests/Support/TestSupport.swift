@@ -106,11 +106,15 @@ public func withTimeout<T: Sendable>(_ limit: Duration = .seconds(20), _ body: @
 /// Collects the events of a subscription in the background.
 public final class EventCollector: Sendable {
     private let events = Mutex<[BusEvent]>([])
+    private let excluded = Mutex<[BusEvent]>([])
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    public init(_ subscription: EventSubscription) {
+    /// Collects the events of `subscription`; those on `excludedTopic` (a probe's) are kept apart.
+    public init(_ subscription: EventSubscription, excluding excludedTopic: String? = nil) {
         let handle = Task { [weak self] in
-            for await event in subscription { self?.events.withLock { $0.append(event) } }
+            for await event in subscription {
+                if event.topic == excludedTopic { self?.excluded.withLock { $0.append(event) } } else { self?.events.withLock { $0.append(event) } }
+            }
         }
         task.withLock { $0 = handle }
     }
@@ -123,6 +127,21 @@ public final class EventCollector: Sendable {
 }
 
 extension EventCollector {
+    /// Subscribes `bus` to `prefixes` and returns once the broker forwards events of all of them.
+    /// The subscription also takes `echo.probe`, published with a payload of its own until one
+    /// comes back: subscriptions travel in order on one connection and the broker filters at its
+    /// XPUB only, so the probe's return shows the others are in place. Probes are not collected.
+    public static func subscribed(_ bus: Bus, _ prefixes: [String]) async throws -> EventCollector {
+        let collector = EventCollector(try bus.subscribe(prefixes + [Echo.probe.name]), excluding: Echo.probe.name)
+        let probe = UUID().uuidString
+        try await eventually("subscription to \(prefixes) active") {
+            try bus.publish(Echo.probe, probe)
+            try await Task.sleep(for: .milliseconds(30))
+            return collector.excluded.withLock { $0.contains { (try? $0.decode(Echo.probe)) == probe } }
+        }
+        return collector
+    }
+
     /// Subscribes `bus` to `topic` and returns once the subscription has reached the broker (a
     /// SUB socket's subscription takes a moment to propagate): it publishes `probe` on the topic
     /// until one comes back. The probes are collected too; tell them apart by their payload.
@@ -146,8 +165,26 @@ public func serviceEnvironment(_ endpoints: Broker.Endpoints, heartbeatMs: Int =
     ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "BUS_HEARTBEAT_MS": String(heartbeatMs), "BUS_SECURITY": "off"]
 }
 
+/// What a test starts and must stop on every path: a broker, service processes or in-process
+/// servers, temporary folders. ``withWorld(_:_:)`` stops it however the test ends.
+public protocol TestWorld {
+    /// Stops everything the world started and removes what it wrote; called exactly once.
+    func stop() async
+}
+
+/// Runs `body` with a started `world` and stops it, also when `body` throws (an expectation
+/// that `#require`s, a deadline): nothing of a failed test outlives it.
+///
+///     try await withWorld(StoreWorld.start()) { world in
+///         _ = try await world.call(Store.createSubject, .init(name: "Biology"))
+///     }
+public func withWorld<World: TestWorld>(_ world: World, _ body: (World) async throws -> Void) async throws {
+    try await running(world, stop: { await $0.stop() }, body)
+}
+
 /// Runs `body` with `world` and then `stop`s it, also when `body` throws (a `defer` cannot
-/// await).
+/// await). ``withWorld(_:_:)`` is the usual way in; this one is for parts whose stop is not
+/// ``TestWorld/stop()``.
 public func running<World>(_ world: World, stop: (World) async -> Void, _ body: (World) async throws -> Void) async throws {
     do {
         try await body(world)

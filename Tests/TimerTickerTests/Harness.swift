@@ -18,7 +18,7 @@ func temporaryDirectory() throws -> URL {
 }
 
 /// A timer-ticker server running in this process on a real broker, and a client bus.
-final class TimerWorld: Sendable {
+final class TimerWorld: Sendable, TestWorld {
     let broker: Broker
     let endpoints: Broker.Endpoints
     let directory: URL
@@ -78,9 +78,13 @@ final class TimerWorld: Sendable {
         }
     }
 
+    /// Stops the server (as a graceful shutdown would) and the broker, and removes the data
+    /// directory.
+    func stop() async { await stop(keepBroker: false) }
+
     /// Stops the server (as a graceful shutdown would) and, unless `keepBroker` (a restart
     /// follows), the broker, and removes the data directory.
-    func stop(keepBroker: Bool = false) async {
+    func stop(keepBroker: Bool) async {
         for task in tasks.reversed() {
             task.cancel()
             _ = try? await task.value
