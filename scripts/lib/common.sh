@@ -21,6 +21,35 @@ use_dev_keys() {
 }
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+
+# Runs a command as a named step of a longer script: logs the name, times it, and keeps the time
+# for print_step_times (which a script sets as its EXIT trap), failed steps marked. The command
+# runs in a subshell with `set -e` in force (under `||` bash would ignore it in functions).
+STEP_TIMES=()
+step() {
+    local title=$1 started status; shift
+    log "$title"
+    started=$(date +%s)
+    set +e
+    (set -e; "$@")
+    status=$?
+    set -e
+    STEP_TIMES+=("$(( $(date +%s) - started ))|$([ $status -eq 0 ] && echo ok || echo FAILED)|$title")
+    return $status
+}
+
+print_step_times() {
+    local status=$? total=0 entry seconds result title
+    [ ${#STEP_TIMES[@]} -gt 0 ] || return $status
+    printf '\n%8s  %-6s  %s\n' seconds result step >&2
+    for entry in "${STEP_TIMES[@]}"; do
+        IFS='|' read -r seconds result title <<<"$entry"
+        total=$((total + seconds))
+        printf '%8d  %-6s  %s\n' "$seconds" "$result" "${title%% (*}" >&2
+    done
+    printf '%8d  %-6s  %s\n' "$total" "" "in all" >&2
+    return $status
+}
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Installs every Debian package listed in scripts/requirements/apt/*.txt that is missing.
