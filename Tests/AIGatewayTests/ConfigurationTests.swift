@@ -73,28 +73,28 @@ struct ConfigurationTests {
 
     @Test("the ai-gateway binary starts from its environment, answers over the bus, and stops cleanly on SIGTERM")
     func binary() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bin-\(UUID().uuidString)")
-        let process = try ChildProcess(
-            executable: builtProductsDirectory.appending(path: "ai-gateway").path,
-            environment: ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "DATA_DIR": directory.path, "LOG_LEVEL": "warning",
-                          "BUS_HEARTBEAT_MS": String(testHeartbeatMs), "BUS_SECURITY": "off"])
-        let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
-        do {
-            try await eventually("ai-gateway serving") {
-                (try? await client.call(Reserved.health("ai-gateway"), Empty(), options: CallOptions(timeout: .milliseconds(300))))?.status == .serving
+        try await withBroker(startBroker()) { broker, endpoints in
+            let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bin-\(UUID().uuidString)")
+            let process = try ChildProcess(
+                executable: builtProductsDirectory.appending(path: "ai-gateway").path,
+                environment: ["BUS_RPC": endpoints.rpc, "BUS_PUB": endpoints.pub, "BUS_SUB": endpoints.sub, "DATA_DIR": directory.path, "LOG_LEVEL": "warning",
+                              "BUS_HEARTBEAT_MS": String(testHeartbeatMs), "BUS_SECURITY": "off"])
+            let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
+            do {
+                try await eventually("ai-gateway serving") {
+                    (try? await client.call(Reserved.health("ai-gateway"), Empty(), options: CallOptions(timeout: .milliseconds(300))))?.status == .serving
+                }
+                let summary = try await client.call(AIGateway.summarize, SummarizeRequest(text: Fixtures.photosynthesis, maxSentences: 1), options: CallOptions(user: "u1"))
+                #expect(summary.sentences.count == 1)
+                process.send(SIGTERM)
+                #expect(await process.waitForExit() == 0)
+                #expect(FileManager.default.fileExists(atPath: directory.appending(path: "ai-gateway.sqlite").path))
+            } catch {
+                process.send(SIGKILL)
+                await process.waitForExit()
+                throw error
             }
-            let summary = try await client.call(AIGateway.summarize, SummarizeRequest(text: Fixtures.photosynthesis, maxSentences: 1), options: CallOptions(user: "u1"))
-            #expect(summary.sentences.count == 1)
-            process.send(SIGTERM)
-            #expect(await process.waitForExit() == 0)
-            #expect(FileManager.default.fileExists(atPath: directory.appending(path: "ai-gateway.sqlite").path))
-        } catch {
-            process.send(SIGKILL)
-            await process.waitForExit()
-            throw error
+            await client.shutdown()
         }
-        await client.shutdown()
-        await broker.stop()
     }
 }

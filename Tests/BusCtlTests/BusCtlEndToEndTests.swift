@@ -53,7 +53,7 @@ struct BusCtlEndToEndTests {
             let missing = try await busctl(["health", "nosuch"], world.endpoints)
             #expect(missing.status == 14)
             let describe = try await busctl(["describe", "echo"], world.endpoints)
-            #expect(describe.out.contains("echo — 5 methods, 1 events, \(BuildInfo.description)"))
+            #expect(describe.out.contains("echo — 5 methods, 2 events, \(BuildInfo.description)"))
             #expect(describe.out.contains(#"request:  {"delayMs?":"integer","text":"string"}"#))
         }
     }
@@ -225,10 +225,10 @@ struct BusCtlEndToEndTests {
 
     @Test("an invalid pattern is a usage error")
     func invalidPattern() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let result = try await busctl(["tail", "a.>.b"], endpoints)
-        #expect(result.status == 64)
-        #expect(result.err.contains("'>' may only be the last token"))
-        await broker.stop()
+        try await withBroker(startBroker()) { broker, endpoints in
+            let result = try await busctl(["tail", "a.>.b"], endpoints)
+            #expect(result.status == 64)
+            #expect(result.err.contains("'>' may only be the last token"))
+        }
     }
 }

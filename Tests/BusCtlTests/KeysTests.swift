@@ -72,18 +72,18 @@ struct KeysTests {
         let keys = try TestKeys()
         defer { keys.remove() }
         _ = try keys.operator("busctl")
-        let (broker, endpoints) = try await startBroker(keys: keys)
-        let missing = try await busctl(["health", "broker"], endpoints, environment: ["BUS_SECURITY": "on"])
-        #expect(missing.status == Int32(StatusCode.failedPrecondition.rawValue))
-        #expect(missing.err.contains("BUS_KEY is not set"))
-        let secure = try await busctl(["health", "broker"], endpoints, environment: keys.environment("busctl"))
-        #expect(secure.status == 0 && secure.out == "broker SERVING \(BuildInfo.description)\n")
-        #expect(!secure.err.contains("BUS_SECURITY=off"))
-        let plain = try await busctl(["health", "broker", "--timeout", "1"], endpoints)
-        #expect(plain.status == Int32(StatusCode.deadlineExceeded.rawValue))
-        #expect(plain.err.contains("warning: BUS_SECURITY=off"))
-        #expect(try await busctl(["health", "broker"], endpoints, environment: keys.environment("busctl")).status == 0, "the broker still serves")
-        await broker.stop()
+        try await withBroker(startBroker(keys: keys)) { broker, endpoints in
+            let missing = try await busctl(["health", "broker"], endpoints, environment: ["BUS_SECURITY": "on"])
+            #expect(missing.status == Int32(StatusCode.failedPrecondition.rawValue))
+            #expect(missing.err.contains("BUS_KEY is not set"))
+            let secure = try await busctl(["health", "broker"], endpoints, environment: keys.environment("busctl"))
+            #expect(secure.status == 0 && secure.out == "broker SERVING \(BuildInfo.description)\n")
+            #expect(!secure.err.contains("BUS_SECURITY=off"))
+            let plain = try await busctl(["health", "broker", "--timeout", "1"], endpoints)
+            #expect(plain.status == Int32(StatusCode.deadlineExceeded.rawValue))
+            #expect(plain.err.contains("warning: BUS_SECURITY=off"))
+            #expect(try await busctl(["health", "broker"], endpoints, environment: keys.environment("busctl")).status == 0, "the broker still serves")
+        }
     }
 
     @Test("a process refuses to start on a secret key others may read; with BUS_SECURITY=off it warns at start")
@@ -148,40 +148,40 @@ struct KeysTests {
         _ = try keys.operator("busctl")
         let client = try keys.edge("client")
         let otherUser = try keys.user("u2")
-        let (broker, endpoints) = try await startBroker(keys: keys)
-        let environment = serviceEnvironment(endpoints).merging(keys.environment("timer-ticker")) { $1 }
-            .merging(["DATA_DIR": keys.directory + "/timer-ticker", "LOG_LEVEL": "warning"]) { $1 }
-        let service = try ChildProcess(executable: builtProductsDirectory.appending(path: "timer-ticker").path, environment: environment,
-                                       logFile: keys.directory + "/timer-ticker.log")
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: client), logger: testLogger("client"))
-        try await eventually("timer-ticker serving over CURVE") {
-            (try? await bus.call(Reserved.health("timer-ticker"), Empty(), options: CallOptions(timeout: .milliseconds(500))))?.status == .serving
-        }
-        // The broker stamps the edge key's caller; what the client claims itself changes nothing.
-        var claimingOperator = CallOptions(user: "u1", timeout: .seconds(10))
-        claimingOperator.claimedCaller = try BusIdentity(role: .operator, name: nil)
-        #expect(try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: claimingOperator).header.code == .ok)
-        let backup = await #expect(throws: BusError.self) {
-            try await bus.callRaw(service: "timer-ticker", method: "_backup", payload: Data(), options: claimingOperator)
-        }
-        #expect(backup?.code == .permissionDenied)
-        #expect(backup?.message.contains("edge") == true, "the service saw the stamped caller: \(backup?.message ?? "")")
-        let asUser = try Bus(configuration: busConfiguration(endpoints, source: "u2", security: otherUser), logger: testLogger("u2"))
-        let asAnother = await #expect(throws: BusError.self) {
-            try await asUser.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u1"))
-        }
-        #expect(asAnother?.code == .permissionDenied)
-        #expect(try await asUser.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u2")).header.code == .ok)
-        await asUser.shutdown()
+        try await withBroker(startBroker(keys: keys)) { broker, endpoints in
+            let environment = serviceEnvironment(endpoints).merging(keys.environment("timer-ticker")) { $1 }
+                .merging(["DATA_DIR": keys.directory + "/timer-ticker", "LOG_LEVEL": "warning"]) { $1 }
+            let service = try ChildProcess(executable: builtProductsDirectory.appending(path: "timer-ticker").path, environment: environment,
+                                           logFile: keys.directory + "/timer-ticker.log")
+            let bus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: client), logger: testLogger("client"))
+            try await eventually("timer-ticker serving over CURVE") {
+                (try? await bus.call(Reserved.health("timer-ticker"), Empty(), options: CallOptions(timeout: .milliseconds(500))))?.status == .serving
+            }
+            // The broker stamps the edge key's caller; what the client claims itself changes nothing.
+            var claimingOperator = CallOptions(user: "u1", timeout: .seconds(10))
+            claimingOperator.claimedCaller = try BusIdentity(role: .operator, name: nil)
+            #expect(try await bus.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: claimingOperator).header.code == .ok)
+            let backup = await #expect(throws: BusError.self) {
+                try await bus.callRaw(service: "timer-ticker", method: "_backup", payload: Data(), options: claimingOperator)
+            }
+            #expect(backup?.code == .permissionDenied)
+            #expect(backup?.message.contains("edge") == true, "the service saw the stamped caller: \(backup?.message ?? "")")
+            let asUser = try Bus(configuration: busConfiguration(endpoints, source: "u2", security: otherUser), logger: testLogger("u2"))
+            let asAnother = await #expect(throws: BusError.self) {
+                try await asUser.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u1"))
+            }
+            #expect(asAnother?.code == .permissionDenied)
+            #expect(try await asUser.callRaw(service: "timer-ticker", method: "timers.list", payload: Data("{}".utf8), options: CallOptions(user: "u2")).header.code == .ok)
+            await asUser.shutdown()
 
-        let described = try await busctl(["describe", "timer-ticker"], endpoints, environment: keys.environment("busctl"))
-        #expect(described.status == 0)
-        #expect(described.out.contains("timers.list  "))
-        #expect(described.out.contains("audience: app (apps (edge and user keys), services and operators)"))
-        #expect(described.out.contains("audience: operator (operators)"), "_backup")
-        await bus.shutdown()
-        await service.terminate()
-        await broker.stop()
+            let described = try await busctl(["describe", "timer-ticker"], endpoints, environment: keys.environment("busctl"))
+            #expect(described.status == 0)
+            #expect(described.out.contains("timers.list  "))
+            #expect(described.out.contains("audience: app (apps (edge and user keys), services and operators)"))
+            #expect(described.out.contains("audience: operator (operators)"), "_backup")
+            await bus.shutdown()
+            await service.terminate()
+        }
     }
 }
 

@@ -40,44 +40,44 @@ struct EventLimitTests {
 
     @Test("a subscription nobody reads holds at most BUS_SUBSCRIPTION_BUFFER_BYTES; the rest is dropped and shows as a gap")
     func subscriptionBufferBoundedInBytes() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let publisher = try Bus(configuration: busConfiguration(endpoints, source: "big-pub"), logger: testLogger("pub"))
-        var configuration = busConfiguration(endpoints, source: "slow-sub")
-        configuration.subscriptionBufferBytes = 50_000
-        let subscriber = try Bus(configuration: configuration, logger: testLogger("sub"))
-        let subscription = try subscriber.subscribe(["bulk."])
-        // The consumer reads until the subscription is live, then stops reading until the gate
-        // opens, as a consumer stuck on slow work would.
-        let (gate, opening) = AsyncStream<Void>.makeStream()
-        let received = Received()
-        let consumer = Task {
-            var iterator = subscription.makeAsyncIterator()
-            while let event = await iterator.next() {
-                received.append(event)
-                if event.topic == "bulk.probe" { break }
+        try await withBroker(startBroker()) { broker, endpoints in
+            let publisher = try Bus(configuration: busConfiguration(endpoints, source: "big-pub"), logger: testLogger("pub"))
+            var configuration = busConfiguration(endpoints, source: "slow-sub")
+            configuration.subscriptionBufferBytes = 50_000
+            let subscriber = try Bus(configuration: configuration, logger: testLogger("sub"))
+            let subscription = try subscriber.subscribe(["bulk."])
+            // The consumer reads until the subscription is live, then stops reading until the gate
+            // opens, as a consumer stuck on slow work would.
+            let (gate, opening) = AsyncStream<Void>.makeStream()
+            let received = Received()
+            let consumer = Task {
+                var iterator = subscription.makeAsyncIterator()
+                while let event = await iterator.next() {
+                    received.append(event)
+                    if event.topic == "bulk.probe" { break }
+                }
+                for await _ in gate { break }
+                while let event = await iterator.next() { received.append(event) }
             }
-            for await _ in gate { break }
-            while let event = await iterator.next() { received.append(event) }
+            try await eventually("subscription live") {
+                try publisher.publish(topic: "bulk.probe", payload: Data("{}".utf8))
+                return !received.events.isEmpty
+            }
+            let payload = Data(("\"" + String(repeating: "x", count: 10_000) + "\"").utf8)
+            for _ in 0..<40 { try publisher.publish(topic: "bulk.item", payload: payload) }
+            try await Task.sleep(for: .seconds(1))
+            opening.yield()
+            try await Task.sleep(for: .milliseconds(500))
+            let held = received.events.filter { $0.topic == "bulk.item" }.count
+            #expect(held >= 1 && held <= 5, "50 kB hold at most five events of 10 kB; held \(held)")
+            try publisher.publish(topic: "bulk.last", payload: Data("{}".utf8))
+            try await eventually("the next event") { received.events.contains { $0.topic == "bulk.last" } }
+            let last = try #require(received.events.last)
+            #expect(last.gap?.missed == Int64(40 - held), "the dropped events show as a gap: \(String(describing: last.gap))")
+            consumer.cancel()
+            await publisher.shutdown()
+            await subscriber.shutdown()
         }
-        try await eventually("subscription live") {
-            try publisher.publish(topic: "bulk.probe", payload: Data("{}".utf8))
-            return !received.events.isEmpty
-        }
-        let payload = Data(("\"" + String(repeating: "x", count: 10_000) + "\"").utf8)
-        for _ in 0..<40 { try publisher.publish(topic: "bulk.item", payload: payload) }
-        try await Task.sleep(for: .seconds(1))
-        opening.yield()
-        try await Task.sleep(for: .milliseconds(500))
-        let held = received.events.filter { $0.topic == "bulk.item" }.count
-        #expect(held >= 1 && held <= 5, "50 kB hold at most five events of 10 kB; held \(held)")
-        try publisher.publish(topic: "bulk.last", payload: Data("{}".utf8))
-        try await eventually("the next event") { received.events.contains { $0.topic == "bulk.last" } }
-        let last = try #require(received.events.last)
-        #expect(last.gap?.missed == Int64(40 - held), "the dropped events show as a gap: \(String(describing: last.gap))")
-        consumer.cancel()
-        await publisher.shutdown()
-        await subscriber.shutdown()
-        await broker.stop()
     }
 }
 

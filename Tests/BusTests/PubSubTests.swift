@@ -164,13 +164,13 @@ struct PubSubTests {
 struct SubscriptionLifetimeTests {
     @Test("iterating a subscription ends when the bus shuts down")
     func endsOnShutdown() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let bus = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("sub"))
-        let subscription = try bus.subscribe(["anything."])
-        let iteration = Task { for await _ in subscription {} }
-        try await Task.sleep(for: .milliseconds(50))
-        await bus.shutdown()
-        try await withTimeout(.seconds(5)) { await iteration.value }
-        await broker.stop()
+        try await withBroker(startBroker()) { broker, endpoints in
+            let bus = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("sub"))
+            let subscription = try bus.subscribe(["anything."])
+            let iteration = Task { for await _ in subscription {} }
+            try await Task.sleep(for: .milliseconds(50))
+            await bus.shutdown()
+            try await withTimeout(.seconds(5)) { await iteration.value }
+        }
     }
 }

@@ -22,30 +22,30 @@ struct ReplySizeTests {
     /// Runs `body` with a client of a `filler` service, behind a broker that accepts messages of
     /// at most ``limit`` bytes; `serviceKnowsLimit` and `clientKnowsLimit` give them that limit.
     private func withFiller(serviceKnowsLimit: Bool, clientKnowsLimit: Bool, _ body: (Bus) async throws -> Void) async throws {
-        let (broker, endpoints) = try await startBroker(maxMessageBytes: Self.limit)
-        var serviceConfiguration = busConfiguration(endpoints, source: "filler")
-        if serviceKnowsLimit { serviceConfiguration.maxMessageBytes = Self.limit }
-        let serviceBus = try Bus(configuration: serviceConfiguration, logger: testLogger("filler"))
-        let host = ServiceHost(bus: serviceBus, service: "filler", logger: testLogger("filler"))
-        host.handle(filler) { request, _ in FillerReply(text: String(repeating: "x", count: request.bytes)) }
-        let hostTask = Task { try await host.run() }
-        var clientConfiguration = busConfiguration(endpoints)
-        if clientKnowsLimit { clientConfiguration.maxMessageBytes = Self.limit }
-        let client = try Bus(configuration: clientConfiguration, logger: testLogger("client"))
-        try await eventually("filler serves") { (try? await client.call(filler, FillerRequest(bytes: 1))) != nil }
-        do {
-            try await body(client)
-            // The same connection answers at once: the broker did not drop it.
-            let small = try await client.call(filler, FillerRequest(bytes: 10), options: CallOptions(timeout: .seconds(2)))
-            #expect(small.text.count == 10)
-        } catch {
-            Issue.record(error)
+        try await withBroker(startBroker(maxMessageBytes: Self.limit)) { broker, endpoints in
+            var serviceConfiguration = busConfiguration(endpoints, source: "filler")
+            if serviceKnowsLimit { serviceConfiguration.maxMessageBytes = Self.limit }
+            let serviceBus = try Bus(configuration: serviceConfiguration, logger: testLogger("filler"))
+            let host = ServiceHost(bus: serviceBus, service: "filler", logger: testLogger("filler"))
+            host.handle(filler) { request, _ in FillerReply(text: String(repeating: "x", count: request.bytes)) }
+            let hostTask = Task { try await host.run() }
+            var clientConfiguration = busConfiguration(endpoints)
+            if clientKnowsLimit { clientConfiguration.maxMessageBytes = Self.limit }
+            let client = try Bus(configuration: clientConfiguration, logger: testLogger("client"))
+            try await eventually("filler serves") { (try? await client.call(filler, FillerRequest(bytes: 1))) != nil }
+            do {
+                try await body(client)
+                // The same connection answers at once: the broker did not drop it.
+                let small = try await client.call(filler, FillerRequest(bytes: 10), options: CallOptions(timeout: .seconds(2)))
+                #expect(small.text.count == 10)
+            } catch {
+                Issue.record(error)
+            }
+            hostTask.cancel()
+            _ = try? await hostTask.value
+            await client.shutdown()
+            await serviceBus.shutdown()
         }
-        hostTask.cancel()
-        _ = try? await hostTask.value
-        await client.shutdown()
-        await serviceBus.shutdown()
-        await broker.stop()
     }
 
     @Test("a reply over BROKER_MAX_MESSAGE_BYTES is RESOURCE_EXHAUSTED naming the limit, and the service stays connected")

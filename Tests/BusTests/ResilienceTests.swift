@@ -21,11 +21,11 @@ struct ResilienceTests {
             }
             #expect(outage?.code == .deadlineExceeded)
 
-            let (second, _) = try await startBroker(rpc: endpoints.rpc, pub: endpoints.pub, sub: endpoints.sub)
-            try await eventually("echo answers through the new broker") {
-                (try? await world.client.call(Echo.echo, EchoRequest(text: "after"), options: CallOptions(timeout: .milliseconds(500))))?.text == "after"
+            try await withBroker(startBroker(rpc: endpoints.rpc, pub: endpoints.pub, sub: endpoints.sub)) { second, _ in
+                try await eventually("echo answers through the new broker") {
+                    (try? await world.client.call(Echo.echo, EchoRequest(text: "after"), options: CallOptions(timeout: .milliseconds(500))))?.text == "after"
+                }
             }
-            await second.stop()
         }
     }
 
@@ -39,52 +39,52 @@ struct ResilienceTests {
             }
             try await eventually("two handlers run") { world.gauge.total == 2 }
             await first.stop()
-            let (second, _) = try await startBroker(rpc: endpoints.rpc, pub: endpoints.pub, sub: endpoints.sub)
-            try await world.waitForService("echo")
-            // The new broker hands over two more at once; they wait for the old two to finish.
-            let after = (0..<2).map { n in
-                Task { try await client.call(Echo.echo, EchoRequest(text: "new \(n)", delayMs: 200), options: CallOptions(timeout: .seconds(15))) }
+            try await withBroker(startBroker(rpc: endpoints.rpc, pub: endpoints.pub, sub: endpoints.sub)) { second, _ in
+                try await world.waitForService("echo")
+                // The new broker hands over two more at once; they wait for the old two to finish.
+                let after = (0..<2).map { n in
+                    Task { try await client.call(Echo.echo, EchoRequest(text: "new \(n)", delayMs: 200), options: CallOptions(timeout: .seconds(15))) }
+                }
+                for task in after { #expect(try await task.value.text.hasPrefix("new")) }
+                for task in before { _ = await task.value }
+                #expect(world.gauge.total == 4)
+                #expect(world.gauge.maximum == 2, "never more handlers at once than the credit")
             }
-            for task in after { #expect(try await task.value.text.hasPrefix("new")) }
-            for task in before { _ = await task.value }
-            #expect(world.gauge.total == 4)
-            #expect(world.gauge.maximum == 2, "never more handlers at once than the credit")
-            await second.stop()
         }
     }
 
     @Test("on graceful shutdown a host refuses new requests, finishes those in flight, then leaves")
     func gracefulDrain() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo"), logger: testLogger("echo"))
-        let host = ServiceHost(bus: serviceBus, contract: Echo, credit: 8, logger: testLogger("echo"))
-        registerEcho(on: host)
-        let group = ServiceGroup(configuration: .init(services: [host], logger: testLogger("group")))
-        let running = Task { try await group.run() }
-        let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
-        try await eventually("echo serves") { (try? await client.call(Echo.echo, EchoRequest(text: "up"))) != nil }
+        try await withBroker(startBroker()) { broker, endpoints in
+            let serviceBus = try Bus(configuration: busConfiguration(endpoints, source: "echo"), logger: testLogger("echo"))
+            let host = ServiceHost(bus: serviceBus, contract: Echo, credit: 8, logger: testLogger("echo"))
+            registerEcho(on: host)
+            let group = ServiceGroup(configuration: .init(services: [host], logger: testLogger("group")))
+            let running = Task { try await group.run() }
+            let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
+            try await eventually("echo serves") { (try? await client.call(Echo.echo, EchoRequest(text: "up"))) != nil }
 
-        // Long enough that a loaded machine still sees the refusals while it is in flight.
-        let inFlight = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 4000)) }
-        try await eventually("the slow request reached the handler") {
-            (try? await client.call(BrokerProtocol.services, Empty()))?.first { $0.name == "echo" }?.inFlight == 1
-        }
-        await group.triggerGracefulShutdown()
-        try await eventually("new requests are refused") {
-            do {
-                _ = try await client.call(Echo.echo, EchoRequest(text: "new"))
-                return false
-            } catch let error as BusError {
-                return error.code == .unavailable && error.message.contains("shutting down")
+            // Long enough that a loaded machine still sees the refusals while it is in flight.
+            let inFlight = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 4000)) }
+            try await eventually("the slow request reached the handler") {
+                (try? await client.call(BrokerProtocol.services, Empty()))?.first { $0.name == "echo" }?.inFlight == 1
             }
+            await group.triggerGracefulShutdown()
+            try await eventually("new requests are refused") {
+                do {
+                    _ = try await client.call(Echo.echo, EchoRequest(text: "new"))
+                    return false
+                } catch let error as BusError {
+                    return error.code == .unavailable && error.message.contains("shutting down")
+                }
+            }
+            #expect(try await inFlight.value.text == "slow")
+            try await running.value
+            let after = await #expect(throws: BusError.self) { _ = try await client.call(Echo.echo, EchoRequest(text: "gone")) }
+            #expect(after?.message.contains("no responders") == true)
+            await client.shutdown()
+            await serviceBus.shutdown()
         }
-        #expect(try await inFlight.value.text == "slow")
-        try await running.value
-        let after = await #expect(throws: BusError.self) { _ = try await client.call(Echo.echo, EchoRequest(text: "gone")) }
-        #expect(after?.message.contains("no responders") == true)
-        await client.shutdown()
-        await serviceBus.shutdown()
-        await broker.stop()
     }
 
     @Test("the broker traces finished calls on bus.rpc while someone subscribes, its own answers included")

@@ -94,158 +94,158 @@ func seen(_ database: ServiceDatabase) throws -> [Int] {
 struct StorageTests {
     @Test("outbox seq counts 1, 2, 3 with no gap left by a rolled-back transaction")
     func contiguousSeq() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let (database, outbox) = try Producer.open(at: try temporaryDirectory(), bus: bus)
-        try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: nil) }
-        await #expect(throws: BusError.self) {
-            try await database.pool.write { db in
-                _ = try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: nil)
-                throw BusError.aborted("injected failure after the append")
+        try await withBroker(startBroker()) { broker, endpoints in
+            let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let (database, outbox) = try Producer.open(at: try temporaryDirectory(), bus: bus)
+            try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: nil) }
+            await #expect(throws: BusError.self) {
+                try await database.pool.write { db in
+                    _ = try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: nil)
+                    throw BusError.aborted("injected failure after the append")
+                }
             }
+            try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 3), user: nil) }
+            let rows = try database.pool.read { db in try Row.fetchAll(db, sql: "SELECT seq, payload FROM bus_outbox ORDER BY seq") }
+            #expect(rows.map { $0["seq"] as Int64 } == [1, 2])
+            #expect(rows.map { $0["payload"] as String } == [#"{"n":1}"#, #"{"n":3}"#])
+            #expect(try outbox.lastSeq() == 2)
+            await bus.shutdown()
         }
-        try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 3), user: nil) }
-        let rows = try database.pool.read { db in try Row.fetchAll(db, sql: "SELECT seq, payload FROM bus_outbox ORDER BY seq") }
-        #expect(rows.map { $0["seq"] as Int64 } == [1, 2])
-        #expect(rows.map { $0["payload"] as String } == [#"{"n":1}"#, #"{"n":3}"#])
-        #expect(try outbox.lastSeq() == 2)
-        await bus.shutdown()
-        await broker.stop()
     }
 
     @Test("committed events are published with the durable stream's header, also those committed before start")
     func publishesCommitted() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let directory = try temporaryDirectory()
-        let (database, outbox) = try Producer.open(at: directory, bus: bus)
-        // Committed while no publisher ran, as after a crash between commit and publish.
-        try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: "u1") }
-        let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
-        let events = try await EventCollector.subscribed(listener, ["note."])
-        let publisher = Task { try await outbox.run() }
-        try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u2") }
-        outbox.notifyCommitted()
-        try await eventually("two events published") { events.all.count == 2 }
-        let headers = events.all.map(\.header)
-        #expect(headers.map(\.seq) == [1, 2])
-        #expect(headers.allSatisfy { $0.source == "notes" && $0.instance == outbox.instance })
-        #expect(headers.map(\.user) == ["u1", "u2"])
-        #expect(try events.all.map { try $0.decode(noteAdded).n } == [1, 2])
-        publisher.cancel()
-        _ = try? await publisher.value
-        events.cancel()
-        await listener.shutdown()
-        await bus.shutdown()
-        await broker.stop()
+        try await withBroker(startBroker()) { broker, endpoints in
+            let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let directory = try temporaryDirectory()
+            let (database, outbox) = try Producer.open(at: directory, bus: bus)
+            // Committed while no publisher ran, as after a crash between commit and publish.
+            try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: "u1") }
+            let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
+            let events = try await EventCollector.subscribed(listener, ["note."])
+            let publisher = Task { try await outbox.run() }
+            try await database.pool.write { db in _ = try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u2") }
+            outbox.notifyCommitted()
+            try await eventually("two events published") { events.all.count == 2 }
+            let headers = events.all.map(\.header)
+            #expect(headers.map(\.seq) == [1, 2])
+            #expect(headers.allSatisfy { $0.source == "notes" && $0.instance == outbox.instance })
+            #expect(headers.map(\.user) == ["u1", "u2"])
+            #expect(try events.all.map { try $0.decode(noteAdded).n } == [1, 2])
+            publisher.cancel()
+            _ = try? await publisher.value
+            events.cancel()
+            await listener.shutdown()
+            await bus.shutdown()
+        }
     }
 
     @Test("an event too large to publish is skipped live, not retried forever: the next ones go out, replay still has it")
     func oversizedEventSkipped() async throws {
-        let (broker, endpoints) = try await startBroker()
-        var configuration = busConfiguration(endpoints, source: "notes")
-        configuration.maxEventBytes = 1024
-        let bus = try Bus(configuration: configuration, logger: testLogger("notes"))
-        let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
-        let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
-        let events = try await EventCollector.subscribed(listener, [noteText.name, noteAdded.name])
-        _ = try await producer.database.pool.write { db in
-            try Outbox.append(db, noteText, NoteText(text: String(repeating: "x", count: 4096)), user: "u1")
+        try await withBroker(startBroker()) { broker, endpoints in
+            var configuration = busConfiguration(endpoints, source: "notes")
+            configuration.maxEventBytes = 1024
+            let bus = try Bus(configuration: configuration, logger: testLogger("notes"))
+            let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
+            let listener = try Bus(configuration: busConfiguration(endpoints, source: "listener"), logger: testLogger("listener"))
+            let events = try await EventCollector.subscribed(listener, [noteText.name, noteAdded.name])
+            _ = try await producer.database.pool.write { db in
+                try Outbox.append(db, noteText, NoteText(text: String(repeating: "x", count: 4096)), user: "u1")
+            }
+            try producer.add(1...2)
+            try await eventually("the events after the large one published") { events.all.count == 2 }
+            #expect(events.all.map(\.header.seq) == [2, 3])
+            let replayed = try await listener.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0))
+            #expect(replayed.events.map(\.topic) == [noteText.name, noteAdded.name, noteAdded.name])
+            events.cancel()
+            await producer.stop()
+            await listener.shutdown()
+            await bus.shutdown()
         }
-        try producer.add(1...2)
-        try await eventually("the events after the large one published") { events.all.count == 2 }
-        #expect(events.all.map(\.header.seq) == [2, 3])
-        let replayed = try await listener.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0))
-        #expect(replayed.events.map(\.topic) == [noteText.name, noteAdded.name, noteAdded.name])
-        events.cancel()
-        await producer.stop()
-        await listener.shutdown()
-        await bus.shutdown()
-        await broker.stop()
     }
 
     @Test("_events.replay returns the stored events after a seq, in order, with the stream's last seq; a limit outside 1...1000 is INVALID_ARGUMENT")
     func replay() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
-        try producer.add(1...25)
-        let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
-        try await eventually("notes serves") { (try? await client.call(Reserved.health("notes"), Empty())) != nil }
-        let page = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 20, limit: 3))
-        #expect(page.events.map(\.header.seq) == [21, 22, 23])
-        #expect(page.events.map(\.payload) == [.object(["n": .int(21)]), .object(["n": .int(22)]), .object(["n": .int(23)])])
-        #expect(page.lastSeq == 25)
-        #expect(page.instance == producer.outbox.instance)
-        let bad = await #expect(throws: BusError.self) { _ = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: -1)) }
-        #expect(bad?.code == .invalidArgument)
-        for limit in [0, 1001] {
-            let outOfRange = await #expect(throws: BusError.self) {
-                _ = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0, limit: limit))
+        try await withBroker(startBroker()) { broker, endpoints in
+            let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
+            try producer.add(1...25)
+            let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
+            try await eventually("notes serves") { (try? await client.call(Reserved.health("notes"), Empty())) != nil }
+            let page = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 20, limit: 3))
+            #expect(page.events.map(\.header.seq) == [21, 22, 23])
+            #expect(page.events.map(\.payload) == [.object(["n": .int(21)]), .object(["n": .int(22)]), .object(["n": .int(23)])])
+            #expect(page.lastSeq == 25)
+            #expect(page.instance == producer.outbox.instance)
+            let bad = await #expect(throws: BusError.self) { _ = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: -1)) }
+            #expect(bad?.code == .invalidArgument)
+            for limit in [0, 1001] {
+                let outOfRange = await #expect(throws: BusError.self) {
+                    _ = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0, limit: limit))
+                }
+                #expect(outOfRange == .invalidArgument("field 'limit' must be between 1 and 1000, got \(limit)"))
             }
-            #expect(outOfRange == .invalidArgument("field 'limit' must be between 1 and 1000, got \(limit)"))
+            #expect(try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0)).events.count == 25)
+            await producer.stop()
+            await client.shutdown()
+            await bus.shutdown()
         }
-        #expect(try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0)).events.count == 25)
-        await producer.stop()
-        await client.shutdown()
-        await bus.shutdown()
-        await broker.stop()
     }
 
     @Test("a consumer applies events published while it was down, then live ones, each exactly once across restarts")
     func consumerCatchesUpExactlyOnce() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let producerBus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let producer = try Producer.start(at: try temporaryDirectory(), bus: producerBus)
-        try producer.add(1...40)
-        try producer.add(41...45, topic: noteOther)  // not wanted by the consumer
+        try await withBroker(startBroker()) { broker, endpoints in
+            let producerBus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let producer = try Producer.start(at: try temporaryDirectory(), bus: producerBus)
+            try producer.add(1...40)
+            try producer.add(41...45, topic: noteOther)  // not wanted by the consumer
 
-        let consumerDirectory = try temporaryDirectory()
-        let tally = try openTally(at: consumerDirectory)
-        var consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
-        var consumer = Task { [consumerBus] in try await tallyConsumer(bus: consumerBus, database: tally).run() }
-        try await eventually("caught up with 40 notes") { try seen(tally).count == 40 }
-        try producer.add(46...60)
-        try await eventually("live notes applied") { try seen(tally).count == 55 }
+            let consumerDirectory = try temporaryDirectory()
+            let tally = try openTally(at: consumerDirectory)
+            var consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
+            var consumer = Task { [consumerBus] in try await tallyConsumer(bus: consumerBus, database: tally).run() }
+            try await eventually("caught up with 40 notes") { try seen(tally).count == 40 }
+            try producer.add(46...60)
+            try await eventually("live notes applied") { try seen(tally).count == 55 }
 
-        consumer.cancel()
-        _ = try? await consumer.value
-        await consumerBus.shutdown()
-        try producer.add(61...70)  // while the consumer is down
-        consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
-        consumer = Task { [consumerBus] in try await tallyConsumer(bus: consumerBus, database: tally).run() }
-        try await eventually("caught up after restart") { try seen(tally).count == 65 }
-        try await Task.sleep(for: .milliseconds(500))  // a few more catch-up ticks must add nothing
-        #expect(try seen(tally) == Array(1...40) + Array(46...70))
+            consumer.cancel()
+            _ = try? await consumer.value
+            await consumerBus.shutdown()
+            try producer.add(61...70)  // while the consumer is down
+            consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
+            consumer = Task { [consumerBus] in try await tallyConsumer(bus: consumerBus, database: tally).run() }
+            try await eventually("caught up after restart") { try seen(tally).count == 65 }
+            try await Task.sleep(for: .milliseconds(500))  // a few more catch-up ticks must add nothing
+            #expect(try seen(tally) == Array(1...40) + Array(46...70))
 
-        consumer.cancel()
-        _ = try? await consumer.value
-        await consumerBus.shutdown()
-        await producer.stop()
-        await producerBus.shutdown()
-        await broker.stop()
+            consumer.cancel()
+            _ = try? await consumer.value
+            await consumerBus.shutdown()
+            await producer.stop()
+            await producerBus.shutdown()
+        }
     }
 
     @Test("an event whose handler keeps failing is parked as a dead letter and the stream moves on")
     func deadLetter() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let producerBus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let producer = try Producer.start(at: try temporaryDirectory(), bus: producerBus)
-        try producer.add(1...5)
-        let tally = try openTally(at: try temporaryDirectory())
-        let consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
-        let consumer = Task { try await tallyConsumer(bus: consumerBus, database: tally, failOn: 3).run() }
-        try await eventually("the other notes applied") { try seen(tally).count == 4 }
-        #expect(try seen(tally) == [1, 2, 4, 5])
-        let parked = try tally.pool.read { db in try Row.fetchAll(db, sql: "SELECT seq, error FROM bus_dead_letter") }
-        #expect(parked.map { $0["seq"] as Int64 } == [3])
-        #expect((parked.first?["error"] as String?)?.contains("refusing note 3") == true)
-        consumer.cancel()
-        _ = try? await consumer.value
-        await consumerBus.shutdown()
-        await producer.stop()
-        await producerBus.shutdown()
-        await broker.stop()
+        try await withBroker(startBroker()) { broker, endpoints in
+            let producerBus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let producer = try Producer.start(at: try temporaryDirectory(), bus: producerBus)
+            try producer.add(1...5)
+            let tally = try openTally(at: try temporaryDirectory())
+            let consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
+            let consumer = Task { try await tallyConsumer(bus: consumerBus, database: tally, failOn: 3).run() }
+            try await eventually("the other notes applied") { try seen(tally).count == 4 }
+            #expect(try seen(tally) == [1, 2, 4, 5])
+            let parked = try tally.pool.read { db in try Row.fetchAll(db, sql: "SELECT seq, error FROM bus_dead_letter") }
+            #expect(parked.map { $0["seq"] as Int64 } == [3])
+            #expect((parked.first?["error"] as String?)?.contains("refusing note 3") == true)
+            consumer.cancel()
+            _ = try? await consumer.value
+            await consumerBus.shutdown()
+            await producer.stop()
+            await producerBus.shutdown()
+        }
     }
 
     @Test("an idempotency key applies a write once, returns the first response to repeats of the same request and refuses others")

@@ -30,27 +30,27 @@ struct TraceTests {
 
     @Test("a request's traceparent goes into the events its handler writes; a malformed one does not")
     func requestToOutbox() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
-        producer.host.handle(addNote) { note, _ in
-            try await producer.database.pool.write { db in
-                try db.execute(sql: "INSERT INTO note (n) VALUES (?)", arguments: [note.n])
-                try Outbox.append(db, noteAdded, note, user: "u1")
+        try await withBroker(startBroker()) { broker, endpoints in
+            let bus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let producer = try Producer.start(at: try temporaryDirectory(), bus: bus)
+            producer.host.handle(addNote) { note, _ in
+                try await producer.database.pool.write { db in
+                    try db.execute(sql: "INSERT INTO note (n) VALUES (?)", arguments: [note.n])
+                    try Outbox.append(db, noteAdded, note, user: "u1")
+                }
+                return Empty()
             }
-            return Empty()
+            let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
+            try await eventually("notes serves") { (try? await client.call(Reserved.health("notes"), Empty())) != nil }
+            _ = try await client.call(addNote, NoteAdded(n: 1), options: CallOptions(user: "u1", meta: ["traceparent": Self.trace]))
+            _ = try await client.call(addNote, NoteAdded(n: 2), options: CallOptions(user: "u1", meta: ["traceparent": "00-bogus"]))
+            _ = try await client.call(addNote, NoteAdded(n: 3), options: CallOptions(user: "u1"))
+            let events = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0)).events
+            #expect(events.map { $0.header.meta[TraceParent.key] } == [Self.trace, nil, nil])
+            await producer.stop()
+            await client.shutdown()
+            await bus.shutdown()
         }
-        let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
-        try await eventually("notes serves") { (try? await client.call(Reserved.health("notes"), Empty())) != nil }
-        _ = try await client.call(addNote, NoteAdded(n: 1), options: CallOptions(user: "u1", meta: ["traceparent": Self.trace]))
-        _ = try await client.call(addNote, NoteAdded(n: 2), options: CallOptions(user: "u1", meta: ["traceparent": "00-bogus"]))
-        _ = try await client.call(addNote, NoteAdded(n: 3), options: CallOptions(user: "u1"))
-        let events = try await client.call(Reserved.eventsReplay("notes"), ReplayRequest(after: 0)).events
-        #expect(events.map { $0.header.meta[TraceParent.key] } == [Self.trace, nil, nil])
-        await producer.stop()
-        await client.shutdown()
-        await bus.shutdown()
-        await broker.stop()
     }
 
     @Test("a handler's calls carry the request's traceparent without passing it by hand")
@@ -75,34 +75,34 @@ struct TraceTests {
 
     @Test("what a consumer writes for an event continues the event's trace")
     func eventToOutbox() async throws {
-        let (broker, endpoints) = try await startBroker()
-        let producerBus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
-        let producer = try Producer.start(at: try temporaryDirectory(), bus: producerBus)
-        try await TraceParent.$current.withValue(Self.trace) {
-            try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: "u1") }
-        }
-        _ = try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u1") }
-        producer.outbox.notifyCommitted()
+        try await withBroker(startBroker()) { broker, endpoints in
+            let producerBus = try Bus(configuration: busConfiguration(endpoints, source: "notes"), logger: testLogger("notes"))
+            let producer = try Producer.start(at: try temporaryDirectory(), bus: producerBus)
+            try await TraceParent.$current.withValue(Self.trace) {
+                try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 1), user: "u1") }
+            }
+            _ = try await producer.database.pool.write { db in try Outbox.append(db, noteAdded, NoteAdded(n: 2), user: "u1") }
+            producer.outbox.notifyCommitted()
 
-        var migrator = DatabaseMigrator()
-        DurableConsumer.registerMigrations(&migrator)
-        Outbox.registerMigrations(&migrator)
-        let tally = try ServiceDatabase.open(at: try temporaryDirectory().appending(path: "tally.sqlite"), migrator: migrator, logger: testLogger("tally"))
-        var routes = EventRoutes()
-        routes.on(noteAdded) { note, _, db in try Outbox.append(db, tallied, note, user: "u1") }
-        let consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
-        let consumer = DurableConsumer(name: "tally", bus: consumerBus, database: tally, routes: routes, catchUpInterval: .milliseconds(200), logger: testLogger("tally"))
-        let consumerTask = Task { try await consumer.run() }
-        let written = { try tally.pool.read { db in try String?.fetchAll(db, sql: "SELECT meta FROM bus_outbox ORDER BY seq") } }
-        try await eventually("both notes tallied") { try written().count == 2 }
-        let metas = try written()
-        #expect(metas[0]?.contains(Self.trace) == true)
-        #expect(metas[1] == nil)
-        consumerTask.cancel()
-        _ = try? await consumerTask.value
-        await consumerBus.shutdown()
-        await producer.stop()
-        await producerBus.shutdown()
-        await broker.stop()
+            var migrator = DatabaseMigrator()
+            DurableConsumer.registerMigrations(&migrator)
+            Outbox.registerMigrations(&migrator)
+            let tally = try ServiceDatabase.open(at: try temporaryDirectory().appending(path: "tally.sqlite"), migrator: migrator, logger: testLogger("tally"))
+            var routes = EventRoutes()
+            routes.on(noteAdded) { note, _, db in try Outbox.append(db, tallied, note, user: "u1") }
+            let consumerBus = try Bus(configuration: busConfiguration(endpoints, source: "tally"), logger: testLogger("tally"))
+            let consumer = DurableConsumer(name: "tally", bus: consumerBus, database: tally, routes: routes, catchUpInterval: .milliseconds(200), logger: testLogger("tally"))
+            let consumerTask = Task { try await consumer.run() }
+            let written = { try tally.pool.read { db in try String?.fetchAll(db, sql: "SELECT meta FROM bus_outbox ORDER BY seq") } }
+            try await eventually("both notes tallied") { try written().count == 2 }
+            let metas = try written()
+            #expect(metas[0]?.contains(Self.trace) == true)
+            #expect(metas[1] == nil)
+            consumerTask.cancel()
+            _ = try? await consumerTask.value
+            await consumerBus.shutdown()
+            await producer.stop()
+            await producerBus.shutdown()
+        }
     }
 }

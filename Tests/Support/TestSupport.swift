@@ -74,11 +74,21 @@ public func busConfiguration(_ endpoints: Broker.Endpoints, source: String = "te
     return configuration
 }
 
+/// How long a test waits for a state, named by what the state needs. A wait that runs out is a
+/// failure to explain, never a figure to raise until it passes.
+public enum Wait {
+    /// A state of this process, a broker or a service already running: a call answered, an
+    /// event delivered, a row written. The default of ``eventually(_:timeout:_:)``.
+    public static let state: Duration = .seconds(5)
+    /// A real process must start first (a service binary, a Python server) or a tool must
+    /// work through a real file (ffmpeg, pocketsphinx, tesseract).
+    public static let processStart: Duration = .seconds(60)
+}
+
 /// Retries `condition` every 20 ms until it holds, failing after `timeout`. The condition is
 /// asked once more after the deadline, so a process that was starved of CPU meanwhile still
-/// sees what happened. The default is generous because it only matters when a test fails: the
-/// whole suite starts at once on two cores, and for its first seconds every test is starved.
-public func eventually(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+/// sees what happened.
+public func eventually(_ what: String, timeout: Duration = Wait.state, _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try await condition() { return }
@@ -180,6 +190,12 @@ public protocol TestWorld {
 ///     }
 public func withWorld<World: TestWorld>(_ world: World, _ body: (World) async throws -> Void) async throws {
     try await running(world, stop: { await $0.stop() }, body)
+}
+
+/// Runs `body` with a started broker and its endpoints (``startBroker(heartbeatMs:maxQueue:maxMessageBytes:rpc:pub:sub:keys:contracts:metrics:console:)``),
+/// stopping the broker however `body` ends.
+public func withBroker(_ started: (Broker, Broker.Endpoints), _ body: (Broker, Broker.Endpoints) async throws -> Void) async throws {
+    try await running(started, stop: { await $0.0.stop() }) { try await body($0.0, $0.1) }
 }
 
 /// Runs `body` with `world` and then `stop`s it, also when `body` throws (a `defer` cannot
