@@ -456,18 +456,24 @@ if ProcessInfo.processInfo.environment["STUDYBUS_BENCHMARKS"] != nil {
     ]
 }
 
-// libFuzzer harnesses (Fuzz/), built only with STUDYBUS_FUZZ=1 by scripts/fuzz, which passes
-// `--sanitize=fuzzer`: libFuzzer brings its own `main`, so each is a library-style executable.
+// What the fuzzers hold each input to (Fuzz/Checks), built always: the unit tests replay every
+// seed and past find through it (Tests/FuzzTests), the libFuzzer harnesses feed it new inputs.
+package.targets += [
+    .target(
+        name: "FuzzChecks",
+        dependencies: ["BrokerCore", "Bus", "IngestCore", "Wire", "ZMQ"],
+        path: "Fuzz/Checks"
+    ),
+    .testTarget(name: "FuzzTests", dependencies: ["FuzzChecks", "BrokerCore", "Bus", "Threads", "TestSupport"], path: "Tests/FuzzTests"),
+]
+
+// libFuzzer harnesses (Fuzz/<Name>Fuzz), built only with STUDYBUS_FUZZ=1 by scripts/fuzz, which
+// passes `--sanitize=fuzzer`: libFuzzer brings its own `main`, so each is a library-style
+// executable around one of FuzzChecks' checks.
 if ProcessInfo.processInfo.environment["STUDYBUS_FUZZ"] != nil {
-    let fuzzers: [(name: String, dependencies: [Target.Dependency])] = [
-        ("PayloadFuzz", ["Wire"]),
-        ("HeaderFuzz", ["Wire"]),
-        ("BrokerFuzz", ["BrokerCore", "Bus", "Wire", "ZMQ", .product(name: "Logging", package: "swift-log")]),
-        ("IngestFuzz", ["IngestCore", "Contracts", "Wire"]),
-    ]
-    package.targets += fuzzers.map { fuzzer in
+    package.targets += ["PayloadFuzz", "HeaderFuzz", "BrokerFuzz", "IngestFuzz"].map { name in
         .executableTarget(
-            name: fuzzer.name, dependencies: fuzzer.dependencies, path: "Fuzz/\(fuzzer.name)",
+            name: name, dependencies: ["FuzzChecks", "BrokerCore", .product(name: "Logging", package: "swift-log")], path: "Fuzz/\(name)",
             swiftSettings: [.unsafeFlags(["-parse-as-library"])])
     }
 }

@@ -1,23 +1,15 @@
-import Contracts
+import Dispatch
 import Foundation
-import IngestCore
-import Wire
+import FuzzChecks
 
-// Ingest's document readers on arbitrary bytes: the first byte picks the format, the rest is
-// the file. Each must answer (a document whose put encodes) or throw a BusError; a trap, a hang
-// (libFuzzer's -timeout) or runaway memory (-rss_limit_mb) fails the run.
-
-private let scratch = FileManager.default.temporaryDirectory.appending(path: "studybus-ingest-fuzz")
-
+// libFuzzer's entry: IngestCheck on each input (Fuzz/Checks/IngestCheck.swift says what it
+// holds), run to completion from libFuzzer's thread.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzIngest(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    guard count > 0 else { return 0 }
-    let bytes = UnsafeRawBufferPointer(start: start, count: count)
-    let format = DocumentProbe.formats[Int(bytes[0]) % DocumentProbe.formats.count]
-    let data = Data(bytes[1...])
+    let input = Data(UnsafeRawBufferPointer(start: start, count: count))
     let done = DispatchSemaphore(value: 0)
     Task {
-        _ = try? await DocumentProbe.read(format, data, scratch: scratch)
+        await IngestCheck.check(input)
         done.signal()
     }
     done.wait()

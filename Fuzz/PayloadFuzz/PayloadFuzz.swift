@@ -1,49 +1,12 @@
-import Foundation
-import Wire
+import FuzzChecks
 
-// Differential: our payload decoder answers only when it is sure, and when it answers it must
-// agree with Foundation's JSONDecoder configured as the wire's (which is what callers would get
-// otherwise). The JSON parser must also read back what the writer makes of a value it parsed.
-
-enum Kind: String, Codable, Equatable { case card, note, deck }
-
-struct Inner: Codable, Equatable {
-    var id: String
-    var score: Double?
-    var flags: [Bool]?
-}
-
-struct Sample: Codable, Equatable {
-    var text: String
-    var count: Int
-    var big: Int64?
-    var small: UInt8?
-    var ratio: Double?
-    var flag: Bool?
-    var tags: [String]?
-    var at: Date?
-    var kind: Kind?
-    var inner: Inner?
-    var items: [Inner]?
-    var table: [String: Int]?
-}
-
-private let foundation = WireCoding.decoder()
-
+// libFuzzer's entry: PayloadCheck on each input (Fuzz/Checks/PayloadCheck.swift says what it holds).
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzPayload(_ start: UnsafeRawPointer, _ count: Int) -> CInt {
-    let bytes = UnsafeRawBufferPointer(start: start, count: count)
-    if let ours = PayloadDecoder.decode(Sample.self, from: bytes) {
-        let theirs: Sample
-        do {
-            theirs = try foundation.decode(Sample.self, from: Data(bytes))
-        } catch {
-            fatalError("our decoder read \(ours), Foundation's refused: \(error)")
-        }
-        guard ours == theirs else { fatalError("decoders disagree: ours \(ours), Foundation's \(theirs)") }
-    }
-    if let value = try? JSONValue.parse(Data(bytes)) {
-        guard (try? JSONValue.parse(value.jsonData)) == value else { fatalError("parsed JSON does not read back: \(value.jsonText)") }
+    do {
+        try PayloadCheck.check(UnsafeRawBufferPointer(start: start, count: count))
+    } catch {
+        fatalError(error.description)
     }
     return 0
 }

@@ -81,7 +81,7 @@ struct ConfigurationTests {
                               "BUS_HEARTBEAT_MS": String(testHeartbeatMs), "BUS_SECURITY": "off"])
             let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
             do {
-                try await eventually("ai-gateway serving") {
+                try await eventually("ai-gateway serving", timeout: Wait.startup) {
                     (try? await client.call(Reserved.health("ai-gateway"), Empty(), options: CallOptions(timeout: .milliseconds(300))))?.status == .serving
                 }
                 let summary = try await client.call(AIGateway.summarize, SummarizeRequest(text: Fixtures.photosynthesis, maxSentences: 1), options: CallOptions(user: "u1"))

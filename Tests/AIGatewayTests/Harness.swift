@@ -86,7 +86,7 @@ struct GatewayWorld: TestWorld {
         let task = Task { try await group.run() }
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let world = GatewayWorld(broker: broker, endpoints: endpoints, gateway: gateway, client: client, group: group, task: task, directory: directory)
-        try await eventually("ai-gateway registered") {
+        try await eventually("ai-gateway registered", timeout: Wait.startup) {
             let reply = try? await client.callRaw(service: BrokerProtocol.mmiService, method: "ai-gateway", payload: Data())
             return reply.map { String(decoding: $0.payload, as: UTF8.self) == "200" } ?? false
         }

@@ -26,7 +26,7 @@ struct RunningStore: TestWorld {
             busConfiguration: busConfiguration(world.endpoints, source: "store")))
         let running = RunningStore(store: store, client: world.client, directory: directory,
                                    tasks: store.services.map { service in Task { try await service.run() } })
-        try await eventually("store serves", timeout: Wait.processStart) {
+        try await eventually("store serves", timeout: Wait.startup) {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
         }
         return running

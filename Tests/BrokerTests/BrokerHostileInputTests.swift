@@ -178,8 +178,8 @@ struct BrokerHostileInputTests {
             #expect(answer.header == ReplyHeader(id: "same") && answer.payload == Data(#"{"n":1}"#.utf8))
             #expect(await worker.nextRequest()?.header.id == "queued")
             try await client.request("dup", "m", id: "same", deadlineMs: nowMs() + 10_000)
-            let services = try await brokerServices(endpoints)
-            #expect(services.first { $0.name == "dup" }.map { ($0.inFlight, $0.queued) } ?? (0, 0) == (2, 2))
+            // The broker's view once it has read the request: the worker holds two, two wait.
+            try await waitForQueue(endpoints, "dup", queued: 2, inFlight: 2)
             for peer in [worker, client, neighbour] { await peer.close() }
         }
     }
@@ -360,7 +360,17 @@ struct BrokerHostileInputTests {
             try await eventually("the records of the services that left expire") {
                 try await brokerServices(endpoints).map(\.name) == ["echo"]
             }
-            try await Task.sleep(for: .seconds(1))
+            // One more leaves after those expiries; once its record has expired too, the expiry
+            // has run again with the live service in the table.
+            let late = try await RawPeer.connect(endpoints.rpc)
+            try await late.ready("gone-late")
+            try await eventually("the late service registered", timeout: Wait.startup) {
+                try await late.heartbeat()  // alive while the test looks
+                return try await brokerServices(endpoints).map(\.name).contains("gone-late")
+            }
+            try await late.send([Data(), Data(MDP.worker.utf8), MDP.Command.disconnect.frame])
+            await late.close()
+            try await eventually("the late service's record expires") { try await brokerServices(endpoints).map(\.name) == ["echo"] }
             #expect(try await brokerServices(endpoints).first?.workers == 1, "the live service is kept")
         }
     }

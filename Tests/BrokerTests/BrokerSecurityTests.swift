@@ -95,7 +95,7 @@ struct BrokerSecurityTests {
             #expect(await client.reply()?.header.code == .unavailable, "no worker registered for store")
             let worker = try await world.peer(world.echoKeys)
             try await worker.ready("echo")
-            try await eventually("echo registered") {
+            try await eventually("echo registered", timeout: Wait.startup) {
                 try await client.send([Data(), Data(MDP.client.utf8), Data(BrokerProtocol.mmiService.utf8), Data("echo".utf8)])
                 return await client.receive().map { String(decoding: $0.last!, as: UTF8.self) == "200" } ?? false
             }
@@ -247,7 +247,7 @@ struct BrokerSecurityTests {
                 try await worker.ready("echo")
                 workers.append(worker)
             }
-            try await eventually("both keys' workers registered") {
+            try await eventually("both keys' workers registered", timeout: Wait.startup) {
                 try await operatorBus.call(BrokerProtocol.services, Empty()).first { $0.name == "echo" }?.workers == 2
             }
             for worker in workers { await worker.close() }

@@ -154,7 +154,7 @@ struct KeysTests {
             let service = try ChildProcess(executable: builtProductsDirectory.appending(path: "timer-ticker").path, environment: environment,
                                            logFile: keys.directory + "/timer-ticker.log")
             let bus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: client), logger: testLogger("client"))
-            try await eventually("timer-ticker serving over CURVE") {
+            try await eventually("timer-ticker serving over CURVE", timeout: Wait.startup) {
                 (try? await bus.call(Reserved.health("timer-ticker"), Empty(), options: CallOptions(timeout: .milliseconds(500))))?.status == .serving
             }
             // The broker stamps the edge key's caller; what the client claims itself changes nothing.

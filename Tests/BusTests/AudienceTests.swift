@@ -53,7 +53,7 @@ struct GuardedWorld: TestWorld {
         let hostTask = Task { try await host.run() }
         let clientBus = try Bus(configuration: busConfiguration(endpoints, source: "client", security: client), logger: testLogger("client"))
         let world = GuardedWorld(broker: broker, endpoints: endpoints, serviceBus: serviceBus, client: clientBus, hostTask: hostTask, handled: handled)
-        try await eventually("guarded serving") {
+        try await eventually("guarded serving", timeout: Wait.startup) {
             (try? await clientBus.call(Reserved.health("guarded"), Empty(), options: CallOptions(timeout: .milliseconds(500)))) != nil
         }
         return world

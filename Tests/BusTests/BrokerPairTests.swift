@@ -91,7 +91,7 @@ struct BrokerPairTests {
         let client = try Bus(configuration: pair.configuration(source: "client", heartbeatMs: 200), logger: testLogger("client"))
         for (name, endpoints) in [("first", pair.first.endpoints), ("second", pair.second.endpoints)] {
             let direct = try Bus(configuration: busConfiguration(endpoints, source: "direct"), logger: testLogger(name))
-            try await eventually("echo registered with the \(name) broker") {
+            try await eventually("echo registered with the \(name) broker", timeout: Wait.startup) {
                 let reply = try? await direct.call(Echo.echo, EchoRequest(text: name), options: CallOptions(timeout: .seconds(1)))
                 return reply?.text == name
             }

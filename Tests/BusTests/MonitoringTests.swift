@@ -47,7 +47,7 @@ struct MonitoringTests {
     @Test("requests are counted per method and status code, and timed")
     func requestMetrics() async throws {
         try await withWorld(MonitoredEcho.start()) { world in
-            try await eventually("echo serves") { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
+            try await eventually("echo serves", timeout: Wait.startup) { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
             _ = try await world.client.call(Echo.echo, EchoRequest(text: "b"), options: CallOptions(user: "u1"))
             _ = try? await world.client.call(Echo.fail, FailRequest(kind: .notFound), options: CallOptions(user: "u1"))
             _ = try? await world.client.call(Echo.upper, EchoRequest(text: ""), options: CallOptions(user: "u1"))
@@ -66,7 +66,7 @@ struct MonitoringTests {
     @Test("a method the service does not have is counted under one label, whatever its name")
     func unknownMethodsShareOneLabel() async throws {
         try await withWorld(MonitoredEcho.start()) { world in
-            try await eventually("echo serves") { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
+            try await eventually("echo serves", timeout: Wait.startup) { (try? await world.client.call(Echo.echo, EchoRequest(text: "a"), options: CallOptions(user: "u1"))) != nil }
             for index in 0..<5 {
                 _ = try? await world.client.callRaw(service: "echo", method: "made.up.\(index)", payload: Data("{}".utf8))
             }

@@ -32,7 +32,7 @@ struct ReplySizeTests {
             var clientConfiguration = busConfiguration(endpoints)
             if clientKnowsLimit { clientConfiguration.maxMessageBytes = Self.limit }
             let client = try Bus(configuration: clientConfiguration, logger: testLogger("client"))
-            try await eventually("filler serves") { (try? await client.call(filler, FillerRequest(bytes: 1))) != nil }
+            try await eventually("filler serves", timeout: Wait.startup) { (try? await client.call(filler, FillerRequest(bytes: 1))) != nil }
             do {
                 try await body(client)
                 // The same connection answers at once: the broker did not drop it.

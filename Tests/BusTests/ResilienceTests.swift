@@ -62,7 +62,7 @@ struct ResilienceTests {
             let group = ServiceGroup(configuration: .init(services: [host], logger: testLogger("group")))
             let running = Task { try await group.run() }
             let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
-            try await eventually("echo serves") { (try? await client.call(Echo.echo, EchoRequest(text: "up"))) != nil }
+            try await eventually("echo serves", timeout: Wait.startup) { (try? await client.call(Echo.echo, EchoRequest(text: "up"))) != nil }
 
             // Long enough that a loaded machine still sees the refusals while it is in flight.
             let inFlight = Task { try await client.call(Echo.echo, EchoRequest(text: "slow", delayMs: 4000)) }

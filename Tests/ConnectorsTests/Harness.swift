@@ -101,7 +101,7 @@ final class ConnectorsWorld: Sendable, TestWorld {
         connectors = Mutex(nil)
         try await startConnectors()
         let client = client
-        try await eventually("store and ingest serve", timeout: Wait.processStart) {
+        try await eventually("store and ingest serve", timeout: Wait.startup) {
             let store = (try? await client.call(Reserved.health("store"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil
             let ingest = (try? await client.call(Reserved.health("ingest"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil
             return store && ingest
@@ -126,7 +126,7 @@ final class ConnectorsWorld: Sendable, TestWorld {
         connectors.withLock { $0 = service }
         connectorTasks.withLock { $0 = service.services.map { item in Task { try await item.run() } } }
         let client = client
-        try await eventually("connectors serves", timeout: Wait.processStart) {
+        try await eventually("connectors serves", timeout: Wait.startup) {
             (try? await client.call(Reserved.health("connectors"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil
         }
     }

@@ -101,7 +101,7 @@ struct EdgeWorld: TestWorld {
             broker: broker, endpoints: endpoints, edge: edge, store: store, gateway: gateway, probeBus: probeBus, directory: directory, tasks: tasks,
             baseURL: URL(string: "http://127.0.0.1:\(edge.boundPort!)")!, session: session)
         for service in ["store", "probe"] + (aiGateway != nil ? ["ai-gateway"] : []) {
-            try await eventually("\(service) serves") { (try? await probeBus.call(Reserved.health(service), Empty())) != nil }
+            try await eventually("\(service) serves", timeout: Wait.startup) { (try? await probeBus.call(Reserved.health(service), Empty())) != nil }
         }
         return world
     }

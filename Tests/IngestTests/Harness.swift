@@ -146,7 +146,7 @@ final class IngestWorld: Sendable, TestWorld {
         client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         events = EventCollector(try client.subscribe(["ingest.", "material."]))
         let client = client, events = events
-        try await eventually("the store serves and events arrive", timeout: Wait.processStart) {
+        try await eventually("the store serves and events arrive", timeout: Wait.startup) {
             guard (try? await client.call(Reserved.health("store"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil else { return false }
             try client.publish(Ingest.progress, IngestProgress(materialId: "probe", userId: "probe", stage: .queued, percent: 0))
             try await Task.sleep(for: .milliseconds(30))

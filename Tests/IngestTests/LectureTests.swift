@@ -179,7 +179,7 @@ struct LectureTests {
         try await withWhisper(configuration, callTimeout: .seconds(2)) { world, whisper in
             try await whisper.script((1...3).map { Self.step($0, delayMs: 2500) })
             let submitted = try await world.submit(data: lecture.data, IngestSubmit(fileName: "lecture.m4a", wait: false))
-            try await eventually("the third piece asked for") { try await whisper.transcriptions().count == 3 }
+            try await eventually("the third piece asked for", timeout: Wait.work) { try await whisper.transcriptions().count == 3 }
             // More than 4 s since the job started: every worker's sweep asks this, and finds nothing.
             let stuck = try await world.client.call(Store.stuckMaterials, StuckMaterialsRequest(olderThanSeconds: 4))
             #expect(!stuck.materials.contains { $0.id == submitted.materialId })
@@ -193,7 +193,7 @@ struct LectureTests {
         try await withWhisper(Self.configuration { $0.recordings.concurrency = 1 }) { world, whisper in
             try await whisper.script((1...3).map { Self.step($0, delayMs: 1500) })
             let submitted = try await world.submit(data: lecture.data, IngestSubmit(fileName: "lecture.m4a", wait: false))
-            try await eventually("the first piece transcribed") {
+            try await eventually("the first piece transcribed", timeout: Wait.work) {
                 world.progress(submitted.materialId).contains { $0.message == "transcribed 1 of 3 pieces of the recording" }
             }
             _ = try await world.client.call(Ingest.cancel, IngestCancel(materialId: submitted.materialId), options: CallOptions(user: "alice"))

@@ -113,7 +113,7 @@ struct WorkerProcessTests {
             let settings = ["INGEST_CREDIT": "2", "INGEST_CONCURRENCY": "2"]
             workers.append(try IngestProcess.launch(world, instance: "ingest-a", settings: settings))
             workers.append(try IngestProcess.launch(world, instance: "ingest-b", settings: settings))
-            try await eventually("both workers registered", timeout: Wait.processStart) {
+            try await eventually("both workers registered", timeout: Wait.startup) {
                 let reply = try? await world.client.callRaw(service: BrokerProtocol.mmiServices, method: "list", payload: Data())
                 let services = reply.flatMap { try? WireCoding.decode([ServiceStatus].self, from: $0.payload) }
                 return services?.first { $0.name == "ingest" }?.workers == 2

@@ -54,7 +54,7 @@ private struct PairHosts: HostWorld {
                 let direct = try hostClient(
                     source: "pair-test", endpoints: endpoints.merging(["BUS_RPC": "tcp://\(network.address(host)):5555"]) { $1 },
                     heartbeatMs: heartbeatMs, security: clientSecurity)
-                try await eventually("timer-ticker serving through \(host)", timeout: Wait.processStart) {
+                try await eventually("timer-ticker serving through \(host)", timeout: Wait.startup) {
                     (try? await direct.call(TimerTicker.listTimers, ListTimersRequest(), options: CallOptions(user: "u1", timeout: .seconds(1)))) != nil
                 }
                 await direct.shutdown()

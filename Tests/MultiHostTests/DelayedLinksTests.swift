@@ -48,7 +48,7 @@ private struct FlowHosts: HostWorld {
             }
             let client = try hostClient(source: "delayed-links-test", endpoints: endpoints, heartbeatMs: heartbeatMs, security: try keys.operator("client"))
             let hosts = FlowHosts(network: network, keys: keys, client: client, logs: keys.directory, processes: processes)
-            try await eventually("every service serving across hosts", timeout: Wait.processStart) { await hosts.unserved().isEmpty }
+            try await eventually("every service serving across hosts", timeout: Wait.startup) { await hosts.unserved().isEmpty }
             return hosts
         } catch {
             network.remove()
@@ -169,7 +169,7 @@ struct DelayedLinksTests {
 
             links.heal()
             let healedAt = ContinuousClock.now
-            try await eventually("every service serving after the heal", timeout: Wait.processStart) { await hosts.unserved().isEmpty }
+            try await eventually("every service serving after the heal", timeout: Wait.startup) { await hosts.unserved().isEmpty }
             let recovery = ContinuousClock.now - healedAt
             #expect(recovery < .seconds(10), "every service back in service \(recovery) after the heal")
             print("delayed links \(fault.testDescription): every service serving \(recovery) after the heal")

@@ -91,7 +91,7 @@ struct IngestHostTests {
         try await IngestHosts.run { hosts in
             let user = "lost-host"
             let lostWorker = try hosts.startWorker(on: "ingest-a")
-            try await eventually("store, ai-gateway and one ingest worker serving", timeout: Wait.processStart) {
+            try await eventually("store, ai-gateway and one ingest worker serving", timeout: Wait.startup) {
                 let storeUp = await hosts.serving("store")
                 let aiGatewayUp = await hosts.serving("ai-gateway")
                 let workers = await hosts.ingestWorkers()
@@ -143,7 +143,7 @@ struct IngestHostTests {
             try #require(hosts.network.cpu("ingest-a")).limit(cores: 1)
             try hosts.network.heal("ingest-a")
             let healedAt = ContinuousClock.now
-            try await eventually("the lost worker is registered again", timeout: Wait.processStart) { await hosts.ingestWorkers() == 2 }
+            try await eventually("the lost worker is registered again", timeout: Wait.startup) { await hosts.ingestWorkers() == 2 }
             let recovery = ContinuousClock.now - healedAt
             #expect(recovery < .seconds(10), "the lost worker was back in service \(recovery) after the heal")
             #expect(await lostWorker.waitForExit(timeout: .zero) == nil, "the lost worker was not restarted: it still runs")

@@ -41,7 +41,7 @@ private struct TwoHosts: HostWorld {
                 logFile: "\(logs)/timer-ticker.log")
             let client = try hostClient(source: "partition-test", endpoints: endpoints, heartbeatMs: heartbeatMs, security: clientSecurity)
             let hosts = TwoHosts(network: network, keys: keys, client: client, logs: logs, brokerEnvironment: brokerEnvironment, brokerProcess: brokerProcess)
-            try await eventually("timer-ticker serving across hosts", timeout: Wait.processStart) { await hosts.listTimers(timeout: .seconds(1)) != nil }
+            try await eventually("timer-ticker serving across hosts", timeout: Wait.startup) { await hosts.listTimers(timeout: .seconds(1)) != nil }
             return hosts
         } catch {
             network.remove()

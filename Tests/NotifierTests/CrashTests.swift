@@ -24,7 +24,7 @@ struct CrashTests {
                 let binary = builtProductsDirectory.appending(path: "notifier").path
                 func start() async throws -> ChildProcess {
                     let process = try ChildProcess(executable: binary, environment: environment, logFile: directory.appending(path: "notifier.log").path)
-                    try await eventually("notifier serves") { (try? await client.call(Reserved.health("notifier"), Empty())) != nil }
+                    try await eventually("notifier serves", timeout: Wait.startup) { (try? await client.call(Reserved.health("notifier"), Empty())) != nil }
                     return process
                 }
                 var notifier = try await start()

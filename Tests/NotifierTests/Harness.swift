@@ -172,7 +172,7 @@ final class NotifierWorld: Sendable, TestWorld {
         let group = ServiceGroup(services: service.services, logger: testLogger("notifier"))
         let task = Task { try await group.run() }
         running.withLock { $0 = (service, group, task) }
-        try await eventually("notifier serves") { (try? await client.call(Reserved.health("notifier"), Empty())) != nil }
+        try await eventually("notifier serves", timeout: Wait.startup) { (try? await client.call(Reserved.health("notifier"), Empty())) != nil }
     }
 
     /// Stops the notifier as SIGTERM would.

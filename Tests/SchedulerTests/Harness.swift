@@ -84,7 +84,7 @@ final class SchedulerWorld: @unchecked Sendable, TestWorld {
 
     private func run() async throws {
         tasks = scheduler.services.map { service in Task { try await service.run() } }
-        try await eventually("scheduler serves") {
+        try await eventually("scheduler serves", timeout: Wait.startup) {
             (try? await client.call(Reserved.health("scheduler"), Empty()))?.status == .serving
         }
     }

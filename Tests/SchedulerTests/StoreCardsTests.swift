@@ -23,7 +23,7 @@ struct RunningStore: TestWorld {
             configuration: configuration, logger: testLogger("store"),
             busConfiguration: busConfiguration(world.endpoints, source: "store")))
         let running = RunningStore(store: store, tasks: store.services.map { service in Task { try await service.run() } })
-        try await eventually("store serves") {
+        try await eventually("store serves", timeout: Wait.startup) {
             (try? await world.client.call(Reserved.health("store"), Empty()))?.status == .serving
         }
         return running

@@ -32,7 +32,7 @@ struct BackupWorld: TestWorld {
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let world = BackupWorld(broker: broker, endpoints: endpoints, bus: bus, client: client, database: database, directory: directory,
                                 hostTask: Task { try await host.run() })
-        try await eventually("notes serves") { (try? await client.call(Reserved.health("notes"), Empty()))?.status == .serving }
+        try await eventually("notes serves", timeout: Wait.startup) { (try? await client.call(Reserved.health("notes"), Empty()))?.status == .serving }
         return world
     }
 

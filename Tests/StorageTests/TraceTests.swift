@@ -41,7 +41,7 @@ struct TraceTests {
                 return Empty()
             }
             let client = try Bus(configuration: busConfiguration(endpoints), logger: testLogger("client"))
-            try await eventually("notes serves") { (try? await client.call(Reserved.health("notes"), Empty())) != nil }
+            try await eventually("notes serves", timeout: Wait.startup) { (try? await client.call(Reserved.health("notes"), Empty())) != nil }
             _ = try await client.call(addNote, NoteAdded(n: 1), options: CallOptions(user: "u1", meta: ["traceparent": Self.trace]))
             _ = try await client.call(addNote, NoteAdded(n: 2), options: CallOptions(user: "u1", meta: ["traceparent": "00-bogus"]))
             _ = try await client.call(addNote, NoteAdded(n: 3), options: CallOptions(user: "u1"))

@@ -41,7 +41,7 @@ struct CrashTests {
             let directory = try temporaryDirectory()
             let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
             var store = try StoreProcess(endpoints: endpoints, dataDirectory: directory)
-            try await eventually("the store binary serves", timeout: Wait.processStart) {
+            try await eventually("the store binary serves", timeout: Wait.startup) {
                 (try? await client.call(Reserved.health("store"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil
             }
 
@@ -65,7 +65,7 @@ struct CrashTests {
                     }
                 }
             }
-            try await eventually("a burst of writes acknowledged") { acknowledged.tasks.withLock { $0.count } >= 300 && acknowledged.puts.withLock { $0.count } >= 3 }
+            try await eventually("a burst of writes acknowledged", timeout: Wait.work) { acknowledged.tasks.withLock { $0.count } >= 300 && acknowledged.puts.withLock { $0.count } >= 3 }
             await store.kill9()
             for writer in writers { await writer.value }
             let tasks = acknowledged.tasks.withLock { $0 }, puts = acknowledged.puts.withLock { $0 }
@@ -79,7 +79,7 @@ struct CrashTests {
             }
 
             store = try StoreProcess(endpoints: endpoints, dataDirectory: directory)
-            try await eventually("the restarted binary serves", timeout: Wait.processStart) {
+            try await eventually("the restarted binary serves", timeout: Wait.startup) {
                 (try? await client.call(Reserved.health("store"), Empty(), options: CallOptions(timeout: .seconds(1)))) != nil
             }
             var pages: [StudyTask] = []

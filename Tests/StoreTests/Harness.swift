@@ -49,7 +49,7 @@ struct StoreWorld: TestWorld {
         let world = StoreWorld(
             broker: broker, endpoints: endpoints, store: store, client: client, clock: clock,
             directory: directory, tasks: tasks)
-        try await eventually("store serves") { (try? await client.call(Reserved.health("store"), Empty())) != nil }
+        try await eventually("store serves", timeout: Wait.startup) { (try? await client.call(Reserved.health("store"), Empty())) != nil }
         return world
     }
 

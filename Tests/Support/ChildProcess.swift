@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 import ServiceKit
 import Synchronization
+import Testing
 
 /// A process started for a test — a service binary, a fixture server — with a clean signal
 /// state. (Foundation's `Process` passes on the spawning thread's signal mask, and Swift's

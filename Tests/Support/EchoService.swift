@@ -2,6 +2,7 @@ import BrokerCore
 import Bus
 import Foundation
 import Synchronization
+import Testing
 import Wire
 
 // "echo": a small service for testing the bus itself — echoes text, user, attachment size and
@@ -143,7 +144,7 @@ public struct EchoWorld: TestWorld {
 
     /// Waits until the broker knows a worker of `service`.
     public func waitForService(_ service: String) async throws {
-        try await eventually("service \(service) registered") {
+        try await eventually("service \(service) registered", timeout: Wait.startup) {
             let reply = try? await client.callRaw(service: BrokerProtocol.mmiService, method: service, payload: Data())
             return reply.map { String(decoding: $0.payload, as: UTF8.self) == "200" } ?? false
         }

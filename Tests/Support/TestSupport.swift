@@ -80,22 +80,27 @@ public enum Wait {
     /// A state of this process, a broker or a service already running: a call answered, an
     /// event delivered, a row written. The default of ``eventually(_:timeout:_:)``.
     public static let state: Duration = .seconds(5)
-    /// A real process must start first (a service binary, a Python server) or a tool must
-    /// work through a real file (ffmpeg, pocketsphinx, tesseract).
-    public static let processStart: Duration = .seconds(60)
+    /// A service or a process must start first: a service's migrations and registration, a
+    /// service binary, a Python server.
+    public static let startup: Duration = .seconds(60)
+    /// Real work must be done first: a tool through a real file (ffmpeg, pocketsphinx,
+    /// tesseract), a burst of calls through a service binary.
+    public static let work: Duration = .seconds(60)
 }
 
-/// Retries `condition` every 20 ms until it holds, failing after `timeout`. The condition is
-/// asked once more after the deadline, so a process that was starved of CPU meanwhile still
-/// sees what happened.
-public func eventually(_ what: String, timeout: Duration = Wait.state, _ condition: () async throws -> Bool) async throws {
+/// Retries `condition` every 20 ms until it holds, failing after `timeout` (the failure is
+/// recorded where the test waits). The condition is asked once more after the deadline, so a
+/// process that was starved of CPU meanwhile still sees what happened.
+public func eventually(
+    _ what: String, timeout: Duration = Wait.state, sourceLocation: SourceLocation = #_sourceLocation, _ condition: () async throws -> Bool
+) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
         if try await condition() { return }
         if ContinuousClock.now >= deadline { break }
         try await Task.sleep(for: .milliseconds(20))
     }
-    Issue.record("timed out waiting for: \(what)")
+    Issue.record("timed out after \(timeout) waiting for: \(what)", sourceLocation: sourceLocation)
     throw BusError.deadlineExceeded("timed out waiting for \(what)")
 }
 

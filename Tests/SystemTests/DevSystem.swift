@@ -71,7 +71,7 @@ final class DevSystem: Sendable {
 
     /// Waits until the broker lists `count` workers of `service`.
     func waitForWorkers(_ service: String, count: Int) async throws {
-        try await eventually("\(count) worker(s) of \(service)", timeout: Wait.processStart) {
+        try await eventually("\(count) worker(s) of \(service)", timeout: Wait.startup) {
             try await client.call(BrokerProtocol.services, Empty()).first { $0.name == service }?.workers == count
         }
     }

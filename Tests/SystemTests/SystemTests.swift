@@ -93,7 +93,7 @@ struct SystemTests {
             try await system.kill9("broker-1")
             try await system.dev(["up", "broker"])
             for service in Self.services {
-                try await eventually("\(service) is back", timeout: Wait.processStart) {
+                try await eventually("\(service) is back", timeout: Wait.startup) {
                     (try? await system.client.call(Reserved.health(service), Empty(), options: CallOptions(timeout: .seconds(1))))?.status == .serving
                 }
             }

@@ -47,7 +47,7 @@ struct CrashTests {
         let directory = try temporaryDirectory()
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         var ticker = try TickerProcess.launch(endpoints, dataDirectory: directory)
-        try await eventually("timer-ticker serves", timeout: Wait.processStart) {
+        try await eventually("timer-ticker serves", timeout: Wait.startup) {
             (try? await client.call(Reserved.health("timer-ticker"), Empty())) != nil
         }
         let count = 300
@@ -97,7 +97,7 @@ struct CrashTests {
         #expect(stored.allSatisfy { $0.timer.run == 1 && $0.firedAt >= $0.endDate })
 
         // And every completion is obtainable from _events.replay, once.
-        try await eventually("timer-ticker serves after the last restart", timeout: Wait.processStart) {
+        try await eventually("timer-ticker serves after the last restart", timeout: Wait.startup) {
             (try? await client.call(Reserved.health("timer-ticker"), Empty())) != nil
         }
         let replayed = try await replayAll(client).filter { $0.topic == "timer.completed" }.map { try $0.decode(TimerTicker.timerCompleted) }

@@ -59,7 +59,7 @@ final class TimerWorld: Sendable, TestWorld {
         let serviceBus = server.owner.bus
         let client = try Bus(configuration: busConfiguration(endpoints, source: "client"), logger: testLogger("client"))
         let world = TimerWorld(broker: broker, endpoints: endpoints, directory: directory, client: client, serviceBus: serviceBus, server: server, firing: firing)
-        try await eventually("timer-ticker serves") { (try? await client.call(Reserved.health("timer-ticker"), Empty())) != nil }
+        try await eventually("timer-ticker serves", timeout: Wait.startup) { (try? await client.call(Reserved.health("timer-ticker"), Empty())) != nil }
         return world
     }
 
