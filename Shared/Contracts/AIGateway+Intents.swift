@@ -81,12 +81,43 @@ public struct IntentListResponse: Codable, Sendable, Equatable {
     public init(commands: [IntentCommand]) { self.commands = commands }
 }
 
-/// `intent.parse` request.
+/// `intent.parse` request: the command as text, or spoken in the request's attachment frame
+/// (audio of any format ffmpeg reads, ≤ 5 MiB, recognized as `transcribe` in `command` mode).
 public struct IntentParseRequest: Codable, Sendable, Equatable {
-    /// What the user said, 1...500 characters; case and punctuation do not matter.
-    public var text: String
+    /// What the user said, 1...500 characters; case and punctuation do not matter. Absent when
+    /// the attachment holds the spoken command.
+    public var text: String?
+    /// For a spoken command: the phrases its `*` slots may hold (subject names, screens,
+    /// topics), separated by commas or new lines, ≤ 4,000 characters. Offline a slot hears only
+    /// these; without them the patterns with a slot cannot be heard.
+    public var prompt: String?
+    /// For a spoken command: use only this transcription provider (`local`, `openai`).
+    public var provider: String?
 
-    public init(text: String) { self.text = text }
+    public init(text: String? = nil, prompt: String? = nil, provider: String? = nil) {
+        self.text = text
+        self.prompt = prompt
+        self.provider = provider
+    }
+}
+
+/// How a spoken command was heard (`intent.parse` with audio).
+public struct HeardCommand: Codable, Sendable, Equatable {
+    /// The words heard; offline, always words of a command pattern (a `*` slot's free words
+    /// among them), or empty when nothing was heard.
+    public var text: String
+    /// 0...1, the posterior probability of the reading; nil when the provider gives none.
+    public var confidence: Double?
+    /// Seconds of audio.
+    public var duration: Double
+    public var generation: GenerationInfo
+
+    public init(text: String, confidence: Double?, duration: Double, generation: GenerationInfo) {
+        self.text = text
+        self.confidence = confidence
+        self.duration = duration
+        self.generation = generation
+    }
 }
 
 /// A pattern that matched a command (or nearly did).
@@ -118,11 +149,14 @@ public struct IntentParseResponse: Codable, Sendable, Equatable {
     public var candidates: [IntentMatch]
     /// True when the answer came from the LRU cache of recent commands.
     public var cached: Bool
+    /// For a spoken command: what was heard.
+    public var heard: HeardCommand?
 
-    public init(normalized: String, match: IntentMatch?, candidates: [IntentMatch], cached: Bool) {
+    public init(normalized: String, match: IntentMatch?, candidates: [IntentMatch], cached: Bool, heard: HeardCommand? = nil) {
         self.normalized = normalized
         self.match = match
         self.candidates = candidates
         self.cached = cached
+        self.heard = heard
     }
 }

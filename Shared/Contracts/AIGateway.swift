@@ -45,7 +45,8 @@ public struct AIGatewayContract: ServiceContract {
         Self.self, "chat.cancel", "Stop a chat answer in progress; the chat call returns the text so far with finishReason cancelled.", audience: .app)
     /// `intent.parse`: a voice command to its intent and parameters.
     public let parseIntent = Method<IntentParseRequest, IntentParseResponse>(
-        Self.self, "intent.parse", "Match a voice command against the registered patterns; else the best fuzzy candidates.", audience: .app)
+        Self.self, "intent.parse",
+        "Match a voice command, as text or spoken in the attachment frame (≤ 5 MiB), against the registered patterns; else the best fuzzy candidates.", audience: .app)
     /// `intent.register`: adds (or replaces, by pattern) the user's own command patterns.
     public let registerIntents = Method<IntentRegisterRequest, IntentListResponse>(
         Self.self, "intent.register", "Register command patterns (* wildcards, [optional] words) for the calling user; returns them stored.", audience: .app)
@@ -58,7 +59,7 @@ public struct AIGatewayContract: ServiceContract {
     /// `transcribe`: audio in the attachment frame (≤ 5 MiB) to text.
     public let transcribe = Method<TranscribeRequest, TranscribeResponse>(
         Self.self, "transcribe",
-        "Transcribe the audio in the attachment frame (≤ 5 MiB): a Whisper-compatible provider, or offline (pocketsphinx, English) by default.", audience: .app)
+        "Transcribe the audio in the attachment frame (≤ 5 MiB): a Whisper-compatible provider, or offline (pocketsphinx, English) by default; mode=command hears only the user's command patterns.", audience: .app)
     /// `speak`: text to speech; the audio (WAV, or Ogg/Opus) in the reply's attachment frame.
     public let speak = Method<SpeakRequest, SpeakResponse>(
         Self.self, "speak",
@@ -100,6 +101,10 @@ public enum AIGatewayLimits {
     /// The longest audio the offline recognizer transcribes, in seconds (decoding is about
     /// real time on one core).
     public static let offlineAudioSeconds = 300.0
+    /// The longest `prompt` of `transcribe` and `intent.parse`, in characters.
+    public static let promptCharacters = 4000
+    /// The longest voice command `intent.parse` matches, in characters.
+    public static let commandCharacters = 500
     /// How many chunks one `flashcards.generate` call takes.
     public static let chunks = 2000
     /// How many messages a `chat` request may carry (only the last 5 go into the prompt).

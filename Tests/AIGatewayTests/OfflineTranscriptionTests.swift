@@ -59,6 +59,30 @@ struct OfflineTranscriptionTests {
         }
     }
 
+    @Test("no state is carried from request to request: a clip is heard the same before and after other audio")
+    func noStateBetweenRequests() async throws {
+        try await withGateway { world in
+            let (_, clip) = try await world.client.callWithAttachment(
+                AIGateway.speak, SpeakRequest(text: "please open the door"), options: CallOptions(user: "u1", timeout: .seconds(30)))
+            let first = try await world.call(AIGateway.transcribe, TranscribeRequest(fileName: "door.wav"), timeout: .seconds(60), attachment: clip)
+            // Loud white noise, then a steady tone: what a noise estimate or a cepstral mean kept
+            // from one request would carry into the next.
+            var seed: UInt32 = 7
+            let noise = (0..<(6 * 16_000)).map { _ -> Int16 in
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                return Int16(truncatingIfNeeded: Int32(bitPattern: seed) >> 17)
+            }
+            let tone = (0..<(6 * 16_000)).map { Int16(20_000 * sin(2 * Double.pi * 300 * Double($0) / 16_000)) }
+            for other in [noise, tone] {
+                _ = try await world.call(AIGateway.transcribe, TranscribeRequest(fileName: "other.wav"), timeout: .seconds(60),
+                                         attachment: AudioFixtures.wav(other, sampleRate: 16_000))
+                let again = try await world.call(AIGateway.transcribe, TranscribeRequest(fileName: "door.wav"), timeout: .seconds(60), attachment: clip)
+                #expect(again.text == first.text && again.segments == first.segments && again.alternatives == first.alternatives,
+                        "'\(again.text)' after other audio, '\(first.text)' before")
+            }
+        }
+    }
+
     @Test("any format ffmpeg reads: Ogg/Opus speech is transcribed too")
     func oggInput() async throws {
         try await withGateway { world in
@@ -96,5 +120,21 @@ struct OfflineTranscriptionTests {
             }
             #expect(italian?.code == .failedPrecondition && italian?.message.contains("English only") == true)
         }
+    }
+}
+
+/// Audio built by the tests themselves.
+enum AudioFixtures {
+    /// A canonical 16-bit PCM WAV of interleaved `samples`.
+    static func wav(_ samples: [Int16], sampleRate: Int, channels: Int = 1) -> Data {
+        var data = Data("RIFF".utf8)
+        func append(_ value: Int, _ bytes: Int) { for index in 0..<bytes { data.append(UInt8(truncatingIfNeeded: value >> (8 * index))) } }
+        append(36 + 2 * samples.count, 4)
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(16, 4); append(1, 2); append(channels, 2); append(sampleRate, 4); append(sampleRate * channels * 2, 4); append(channels * 2, 2); append(16, 2)
+        data.append(contentsOf: Array("data".utf8))
+        append(2 * samples.count, 4)
+        for sample in samples { append(Int(sample), 2) }
+        return data
     }
 }

@@ -103,6 +103,8 @@ public struct SpeechSettings: Sendable {
     public var variant = "f2"
     /// The folder of pocketsphinx's model (`AI_POCKETSPHINX_MODEL`).
     public var pocketsphinxModel = "/usr/share/pocketsphinx/model/en-us"
+    /// How the offline recognizer listens; `.baseline` only for scripts/bench-ai's comparison.
+    public var recognition = OfflineRecognitionProfile.tuned
     /// ffmpeg, for decoding uploads and encoding Opus (`AI_FFMPEG`, `AI_FFMPEG_TIMEOUT_SECONDS`).
     var converter = AudioConverter()
 
@@ -117,6 +119,17 @@ public struct SpeechSettings: Sendable {
         get { converter.timeout }
         set { converter.timeout = newValue }
     }
+}
+
+/// How the offline recognizer listens.
+public enum OfflineRecognitionProfile: Sendable, Hashable {
+    /// The audio conditioned (``SpeechConditioning``), the options docs/benchmarks.md found
+    /// best, and every recording heard from the same starting state.
+    case tuned
+    /// ai-gateway's recognizer before issue 44: pocketsphinx's default options on the audio as
+    /// ffmpeg decoded it, its noise estimate carried from one recording to the next. Kept so that
+    /// scripts/bench-ai measures both in one run.
+    case baseline
 }
 
 /// How failed provider calls are retried: HTTPClient's ``BackoffPolicy`` (exponential back-off

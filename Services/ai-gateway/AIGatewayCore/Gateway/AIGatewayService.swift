@@ -40,8 +40,9 @@ public final class AIGatewayService: StudyBusService {
         text = TextMethods(dispatcher: dispatcher)
         encouragement = EncouragementMethods(dispatcher: dispatcher)
         chat = ChatMethods(dispatcher: dispatcher, bus: owner.bus)
-        intents = IntentMethods(engine: IntentEngine(cacheSize: configuration.intentCacheSize, store: IntentStore(database: database)), clock: clock)
-        transcription = TranscriptionMethods(dispatcher: dispatcher, settings: configuration.speech)
+        let intentEngine = IntentEngine(cacheSize: configuration.intentCacheSize, store: IntentStore(database: database))
+        intents = IntentMethods(engine: intentEngine, clock: clock)
+        transcription = TranscriptionMethods(dispatcher: dispatcher, settings: configuration.speech, intents: intentEngine)
         speech = SpeechMethods(dispatcher: dispatcher, settings: configuration.speech)
         providers = ProviderMethods(configuration: configuration, ledger: ledger)
 

@@ -64,6 +64,12 @@ public final class IntentEngine: Sendable {
         return response
     }
 
+    /// The grammar of the commands that apply to `user`, their own first, for hearing them
+    /// offline; `*` slots hold the phrases of `prompt`.
+    func grammar(user: String, prompt: String?) throws(BusError) -> CommandGrammar {
+        CommandGrammar(patterns: (try commands(of: user).commands + builtIns).map(\.pattern), prompt: prompt)
+    }
+
     /// The commands that apply to `user`: their own first, then the built-ins.
     public func list(user: String) throws(BusError) -> [IntentCommand] {
         try commands(of: user).commands.map(\.command) + builtIns.map(\.command)

@@ -39,7 +39,7 @@ enum CommandText {
 /// pattern.match(["show", "math", "materials"])   // captures ["math"], 2 literal words
 /// ```
 struct IntentPattern: Sendable {
-    enum Element: Sendable, Equatable {
+    enum Element: Sendable, Hashable {
         case word(String)
         case wildcard
         case optional([String])

@@ -47,6 +47,9 @@ struct Transcript: Sendable, Equatable {
     var segments: [TranscriptSegment]
     /// Other readings, when the provider gives any.
     var alternatives: [String] = []
+    /// 0...1 for the whole transcript when the provider says (offline commands); else the
+    /// segments' tell.
+    var confidence: Double?
 }
 
 /// A provider of speech-to-text (Whisper-compatible).

@@ -10,8 +10,11 @@ import Wire
 /// (docs/services/ai-gateway.md has word error rates), but `transcribe` works out of the box.
 ///
 /// Loading the model takes about a second and tens of megabytes, so there is one decoder per
-/// model folder and process, made on first use. A decoder may be used by one thread at a time:
-/// it lives on a thread of its own (``EngineThread``) and decodes one recording after another.
+/// model folder, profile and process, made on first use. A decoder may be used by one thread at
+/// a time: it lives on a thread of its own (``EngineThread``) and decodes one recording after
+/// another, each from the same starting state (nothing one request heard changes how the next
+/// is heard). Voice commands are searched with a JSGF grammar of the user's patterns
+/// (``CommandGrammar``) instead of the language model.
 final class PocketSphinxRecognizer: Sendable {
     /// Samples per second the model was trained on.
     static let sampleRate = 16_000
@@ -20,21 +23,42 @@ final class PocketSphinxRecognizer: Sendable {
 
     /// The folder with `en-us/` (acoustic model), `en-us.lm.bin` and `cmudict-en-us.dict`.
     let modelDirectory: String
-    private let thread = EngineThread<Decoder>(name: "ai-sphinx")
+    let profile: OfflineRecognitionProfile
+    private let thread: EngineThread<Decoder>
 
-    private init(modelDirectory: String) {
+    private init(modelDirectory: String, profile: OfflineRecognitionProfile) {
         self.modelDirectory = modelDirectory
+        self.profile = profile
+        thread = EngineThread(name: profile == .tuned ? "ai-sphinx" : "ai-sphinx-base")
     }
 
-    private static let recognizers = Mutex<[String: PocketSphinxRecognizer]>([:])
+    private struct Key: Hashable {
+        var modelDirectory: String
+        var profile: OfflineRecognitionProfile
+    }
 
-    /// The process's recognizer for `modelDirectory`.
-    static func shared(modelDirectory: String) -> PocketSphinxRecognizer {
+    private static let recognizers = Mutex<[Key: PocketSphinxRecognizer]>([:])
+
+    /// The process's recognizer for `modelDirectory` and `profile`.
+    static func shared(modelDirectory: String, profile: OfflineRecognitionProfile = .tuned) -> PocketSphinxRecognizer {
         recognizers.withLock { recognizers in
-            if let recognizer = recognizers[modelDirectory] { return recognizer }
-            let recognizer = PocketSphinxRecognizer(modelDirectory: modelDirectory)
-            recognizers[modelDirectory] = recognizer
+            let key = Key(modelDirectory: modelDirectory, profile: profile)
+            if let recognizer = recognizers[key] { return recognizer }
+            let recognizer = PocketSphinxRecognizer(modelDirectory: modelDirectory, profile: profile)
+            recognizers[key] = recognizer
             return recognizer
+        }
+    }
+
+    /// pocketsphinx's options besides the model's, by profile (docs/benchmarks.md, "Offline
+    /// speech", has what each was measured to do).
+    static func options(_ profile: OfflineRecognitionProfile) -> [String] {
+        switch profile {
+        case .baseline: []
+        // Spectral noise subtraction off: its estimate comes from the clip's first frames, which
+        // in a short clip are speech. Fillers off in grammar searches: the silence and noise
+        // words they insert between a command's words swallowed whole words of it.
+        case .tuned: ["-remove_noise", "no", "-fsgusefiller", "no"]
         }
     }
 
@@ -46,18 +70,37 @@ final class PocketSphinxRecognizer: Sendable {
         /// Other readings from the N-best list, best first, without the text itself.
         var alternatives: [String]
         var duration: Double
+        /// The posterior probability of the whole reading (0...1), for grammar searches.
+        var confidence: Double?
+
+        /// Times moved by `offset` seconds (where the recognized samples start in the upload)
+        /// and kept within `duration`, the upload's.
+        mutating func shift(by offset: Double, duration: Double) {
+            self.duration = duration
+            segments = segments.map { segment in
+                var segment = segment
+                segment.start = min(duration, max(0, ((segment.start + offset) * 1000).rounded() / 1000))
+                segment.end = min(duration, max(0, ((segment.end + offset) * 1000).rounded() / 1000))
+                return segment
+            }
+        }
     }
 
-    /// Recognizes `samples` (16 kHz mono).
+    /// Recognizes `samples` (16 kHz mono): free English with the language model, or with
+    /// `grammar` only the commands it allows. Segment times are those of `samples`.
     /// - Throws: `FAILED_PRECONDITION` when the model is not installed, `DEADLINE_EXCEEDED`
     ///   when the deadline passes before or while decoding.
-    func recognize(_ samples: [Int16], deadline: ContinuousClock.Instant) async throws(BusError) -> Recognition {
-        let directory = modelDirectory
+    func recognize(_ samples: [Int16], grammar: CommandGrammar? = nil, deadline: ContinuousClock.Instant) async throws(BusError) -> Recognition {
+        let directory = modelDirectory, profile = profile
+        let conditioned = profile == .tuned
+            ? SpeechConditioning.condition(samples, sampleRate: Self.sampleRate, padding: grammar == nil) : .init(samples: samples, offset: 0)
         let result = await thread.run { decoder -> Result<Recognition, BusError> in
             guard ContinuousClock.now < deadline else { return .failure(.deadlineExceeded("the deadline passed while waiting for the offline recognizer")) }
             do throws(BusError) {
-                if decoder == nil { decoder = try Decoder(modelDirectory: directory) }
-                return .success(try decoder!.recognize(samples, deadline: deadline))
+                if decoder == nil { decoder = try Decoder(modelDirectory: directory, profile: profile) }
+                var recognition = try decoder!.recognize(conditioned.samples, grammar: grammar, deadline: deadline)
+                recognition.shift(by: conditioned.offset, duration: Double(samples.count) / Double(Self.sampleRate))
+                return .success(recognition)
             } catch {
                 return .failure(error)
             }
@@ -68,10 +111,19 @@ final class PocketSphinxRecognizer: Sendable {
     /// A pocketsphinx decoder; only ever touched on the recognizer's thread.
     final class Decoder {
         private let decoder: OpaquePointer
+        private let profile: OfflineRecognitionProfile
         /// The live cepstral mean the model starts from, put back before every recording.
         private let initialMean: [mfcc_t]
+        /// Grammar searches made, by grammar, most recently used last; at most
+        /// ``searchesKept`` (each holds its lexicon tree).
+        private var searches: [(grammar: CommandGrammar, name: String)] = []
+        private var nextSearch = 0
+        static let searchesKept = 16
+        /// The language model's search, pocketsphinx's default.
+        static let languageModelSearch = "_default"
 
-        init(modelDirectory: String) throws(BusError) {
+        init(modelDirectory: String, profile: OfflineRecognitionProfile) throws(BusError) {
+            self.profile = profile
             let files = ["en-us", "en-us.lm.bin", "cmudict-en-us.dict"].map { modelDirectory + "/" + $0 }
             guard files.allSatisfy({ FileManager.default.fileExists(atPath: $0) }) else {
                 throw .failedPrecondition(
@@ -79,6 +131,7 @@ final class PocketSphinxRecognizer: Sendable {
             }
             // cmd_ln_parse_r reads argv from index 1, as from main's.
             let arguments = ["ai-gateway", "-hmm", files[0], "-lm", files[1], "-dict", files[2], "-logfn", "/dev/null"]
+                + PocketSphinxRecognizer.options(profile)
             var argv = arguments.map { strdup($0) }
             defer { for pointer in argv { free(pointer) } }
             let config = argv.withUnsafeMutableBufferPointer { buffer in
@@ -102,12 +155,17 @@ final class PocketSphinxRecognizer: Sendable {
         static let wholeUtteranceSeconds = 30
 
         /// Decodes a short recording at once, a longer one in blocks of two seconds, checking
-        /// the deadline between them.
-        func recognize(_ samples: [Int16], deadline: ContinuousClock.Instant) throws(BusError) -> Recognition {
+        /// the deadline between them; with `grammar`, through its search.
+        func recognize(_ samples: [Int16], grammar: CommandGrammar?, deadline: ContinuousClock.Instant) throws(BusError) -> Recognition {
             let duration = Double(samples.count) / Double(PocketSphinxRecognizer.sampleRate)
             let whole = samples.count <= Self.wholeUtteranceSeconds * PocketSphinxRecognizer.sampleRate
             let block = whole ? max(1, samples.count) : 2 * PocketSphinxRecognizer.sampleRate
+            let search = try grammar.map { grammar throws(BusError) in try self.search(for: grammar) } ?? Self.languageModelSearch
+            guard ps_set_search(decoder, search) == 0 else { throw .internal("pocketsphinx could not switch to its search '\(search)'") }
             studybus_cmn_prepare(decoder, whole ? 1 : 0, initialMean)
+            // A new stream forgets the noise estimate and the frame count of earlier recordings;
+            // the baseline profile keeps them, as ai-gateway did before (issue 44).
+            if profile == .tuned { ps_start_stream(decoder) }
             ps_start_utt(decoder)
             var start = 0
             while start < samples.count {
@@ -127,8 +185,9 @@ final class PocketSphinxRecognizer: Sendable {
                 return Recognition(text: "", segments: [], alternatives: [], duration: duration)
             }
             let text = String(cString: hypothesis)
-            _ = ps_get_prob(decoder)  // computes the lattice's posteriors, which the words' probabilities read
             let logmath = ps_get_logmath(decoder)
+            // Also computes the lattice's posteriors, which the words' probabilities read.
+            let posterior = logmath_exp(logmath, ps_get_prob(decoder))
             var words: [(word: String, start: Double, end: Double, probability: Double)] = []
             var segment = ps_seg_iter(decoder)
             // Frames count on from the decoder's earlier recordings: the first segment (`<s>`)
@@ -148,7 +207,35 @@ final class PocketSphinxRecognizer: Sendable {
             }
             // A word's last frame may reach past the audio by the analysis window: kept within it.
             let timed = words.map { ($0.word, min($0.start, duration), min($0.end, duration), $0.probability) }
-            return Recognition(text: text, segments: Self.phrases(timed), alternatives: alternatives(besides: text), duration: duration)
+            return Recognition(text: text, segments: Self.phrases(timed), alternatives: grammar == nil ? alternatives(besides: text) : [],
+                               duration: duration, confidence: grammar == nil ? nil : (min(1, max(0, posterior)) * 1000).rounded() / 1000)
+        }
+
+        /// The search of `grammar`, made on first use (the dictionary says which of its words
+        /// pocketsphinx can hear); the least recently used is dropped past ``searchesKept``.
+        private func search(for grammar: CommandGrammar) throws(BusError) -> String {
+            if let index = searches.firstIndex(where: { $0.grammar == grammar }) {
+                let entry = searches.remove(at: index)
+                searches.append(entry)
+                return entry.name
+            }
+            let jsgf = grammar.jsgf { word in
+                guard let pronunciation = ps_lookup_word(decoder, word) else { return false }
+                free(pronunciation)
+                return true
+            }
+            guard let jsgf else {
+                throw .failedPrecondition("none of the command patterns can be heard offline: their words are not in the recognizer's English dictionary")
+            }
+            let name = "commands-\(nextSearch)"
+            nextSearch += 1
+            guard ps_set_jsgf_string(decoder, name, jsgf) == 0 else { throw .internal("pocketsphinx refused the command grammar") }
+            searches.append((grammar, name))
+            if searches.count > Self.searchesKept {
+                let dropped = searches.removeFirst()
+                ps_unset_search(decoder, dropped.name)
+            }
+            return name
         }
 
         /// Up to three other readings from the N-best list (which repeats readings that differ
