@@ -10,8 +10,9 @@ import Wire
 
 // Prints `name value unit` lines for scripts/bench-ai: the local provider on 100 KB of notes,
 // intent parsing with and without the cache, the gateway's overhead through the bus, offline
-// speech's real-time factor and each transcription provider's word error rate on espeak-ng's
-// speech.
+// speech's real-time factor, each transcription provider's word error rate on espeak-ng's
+// speech, and how well the offline recognizer hears free speech and commands against the
+// recognizer before issue 44 (Recognition.swift).
 
 func measure(_ iterations: Int, warmup: Int = 2, _ body: () -> Void) -> [Duration] {
     for _ in 0..<warmup { body() }
@@ -57,33 +58,11 @@ report("intent_parse_nomatch_us", percentile(measure(rounds) {
 // Through the bus: a broker, the gateway and a client in this process, over loopback TCP.
 var silent = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
 silent.logLevel = .critical
-var brokerConfiguration = BrokerConfiguration()
-brokerConfiguration.rpcBind = "tcp://127.0.0.1:*"
-brokerConfiguration.pubBind = "tcp://127.0.0.1:*"
-brokerConfiguration.subBind = "tcp://127.0.0.1:*"
-let broker = try Broker(configuration: brokerConfiguration, logger: silent)
-let endpoints = try await broker.start()
-func busConfiguration(_ source: String) -> BusConfiguration {
-    var configuration = BusConfiguration(source: source)
-    configuration.rpcEndpoint = endpoints.rpc
-    configuration.pubEndpoint = endpoints.pub
-    configuration.subEndpoint = endpoints.sub
-    return configuration
-}
-let directory = FileManager.default.temporaryDirectory.appending(path: "ai-gateway-bench-\(UUID().uuidString)")
 // An OpenAI-compatible provider from the environment (OPENAI_API_KEY, AI_OPENAI_BASE_URL) is
 // configured for the word error rates only: every other method stays local.
-var environment = ProcessInfo.processInfo.environment
-environment["DATA_DIR"] = directory.path
-let openAI = try AIGatewayConfiguration(environment: Environment(environment)).openAI
-var localRoutes: [GatewayTask: [String]] = [:]
-for task in GatewayTask.allCases { localRoutes[task] = ["local"] }
-let gateway = try AIGatewayService(context: ServiceContext(
-    configuration: AIGatewayConfiguration(databaseURL: directory.appending(path: "ai-gateway.sqlite"), openAI: openAI, routes: localRoutes),
-    logger: silent, busConfiguration: busConfiguration("ai-gateway")))
-let group = ServiceGroup(services: gateway.services, logger: silent)
-let serving = Task { try await group.run() }
-let client = try Bus(configuration: busConfiguration("bench"), logger: silent)
+let openAI = try AIGatewayConfiguration(environment: Environment(ProcessInfo.processInfo.environment)).openAI
+let gateway = try await BenchGateway.start(logger: silent, openAI: openAI)
+let client = gateway.client
 let options = CallOptions(user: "bench")
 while (try? await client.call(Reserved.health("ai-gateway"), Empty(), options: CallOptions(timeout: .milliseconds(200))))?.status != .serving {}
 
@@ -145,8 +124,8 @@ for provider in ["local"] + (openAI.map { [$0.name] } ?? []) {
     print("wer_\(provider)", String(format: "%.3f", Double(errors) / Double(words)), "ratio")
 }
 
-await group.triggerGracefulShutdown()
-_ = try? await serving.value
-await client.shutdown()
-await broker.stop()
-try? FileManager.default.removeItem(at: directory)
+// How well the offline recognizer hears, against the recognizer before issue 44 in this run.
+let baseline = try await BenchGateway.start(logger: silent, profile: .baseline)
+try await RecognitionBenchmark.run(tuned: client, baseline: baseline.client)
+await baseline.stop()
+await gateway.stop()
