@@ -50,10 +50,10 @@ struct OfflineTranscriptionTests {
             }
             let rate = Double(errors) / Double(words)
             print("offline word error rate", rate)
-            // 0.54 when this test runs alone, every time; 0.46–0.64 beside the other speech tests,
-            // whose requests go through the same process-wide engines first. The bound catches a
-            // recognizer that hears nothing (near 1), not that spread.
-            #expect(rate < 0.7, "word error rate \(rate)")
+            // scripts/bench-ai's wer_local on the same sentences was 0.571 (docs/benchmarks.md,
+            // "Offline speech"); this test measured 0.46–0.49. The bound is the benchmark's
+            // figure with room for that spread; a recognizer that hears nothing is near 1.
+            #expect(rate < 0.65, "word error rate \(rate)")
             let usage = try await world.call(AIGateway.usage, UsageRequest())
             #expect(usage.entries.contains { $0.model == "pocketsphinx-en-us" && $0.requests == SpeechSamples.sentences.count && $0.audioSeconds > 10 })
         }
