@@ -51,7 +51,7 @@ struct OfflineTranscriptionTests {
             let rate = Double(errors) / Double(words)
             print("offline word error rate", rate)
             // scripts/bench-ai's wer_local on the same sentences was 0.571 (docs/benchmarks.md,
-            // "Offline speech"); this test measured 0.46–0.49. The bound is the benchmark's
+            // "Offline speech"); this test measured 0.40–0.49. The bound is the benchmark's
             // figure with room for that spread; a recognizer that hears nothing is near 1.
             #expect(rate < 0.65, "word error rate \(rate)")
             let usage = try await world.call(AIGateway.usage, UsageRequest())
